@@ -1,0 +1,145 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/connrotation"
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/pkg/bootstrap"
+	"github.com/minikubelet/minikubelet/pkg/kubelet"
+	"github.com/minikubelet/minikubelet/pkg/lease"
+	"github.com/minikubelet/minikubelet/pkg/nodestatus"
+	"github.com/minikubelet/minikubelet/pkg/options"
+	"github.com/minikubelet/minikubelet/pkg/version"
+)
+
+// run builds every component in the order of ARCHITECTURE.md and hands them to the Kubelet.
+// It returns nil on a clean shutdown (ctx cancelled by SIGINT/SIGTERM).
+func run(ctx context.Context, o *options.Options) error {
+	logger := klog.FromContext(ctx)
+	cfg := &o.Config
+	logger.Info("Starting minikubelet", "version", version.Get().Version, "kubernetes", version.Get().Kubernetes, "node", o.NodeName)
+
+	// 1. The root directory holds everything we write.
+	if err := os.MkdirAll(o.RootDir, 0o750); err != nil {
+		return fmt.Errorf("create --root-dir %s: %w (is it writable?)", o.RootDir, err)
+	}
+
+	// 2. TLS bootstrap: reuse the client certificate, or get one with the bootstrap token.
+	restCfg, err := bootstrap.LoadOrBootstrap(ctx, bootstrap.Config{
+		Kubeconfig:          o.Kubeconfig,
+		BootstrapKubeconfig: o.BootstrapKubeconfig,
+		CertDir:             o.CertDir,
+		NodeName:            o.NodeName,
+		Timeout:             o.BootstrapTimeout,
+		CertDuration:        o.ClientCertDuration,
+	})
+	if err != nil {
+		return err
+	}
+
+	// 3. Clients. Every connection goes through one dialer, so a certificate rotation can close
+	// them all and the next requests handshake with the new certificate.
+	dialer := connrotation.NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
+	client, heartbeatClient, err := newClients(restCfg, dialer, cfg.NodeStatusUpdateFrequency.Duration,
+		time.Duration(cfg.NodeLeaseDurationSeconds)*time.Second, float32(*cfg.KubeAPIQPS), int(cfg.KubeAPIBurst))
+	if err != nil {
+		return err
+	}
+
+	// 4. Events, as the kubelet records them: to core/v1 Events, source "kubelet" on this host.
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: o.NodeName})
+
+	// 5. Client certificate rotation (rotateCertificates).
+	var rotator *bootstrap.Rotator
+	if cfg.RotateCertificates {
+		rotator, err = bootstrap.NewRotator(bootstrap.RotatorConfig{
+			Client: client, CertDir: o.CertDir, NodeName: o.NodeName,
+			CertDuration: o.ClientCertDuration, Timeout: o.BootstrapTimeout,
+			OnRotate: dialer.CloseAll,
+		})
+		if err != nil {
+			return err
+		}
+	}
+
+	// 6. Node registration and status.
+	nodeIP := net.ParseIP(o.NodeIP)
+	if nodeIP == nil {
+		if nodeIP, err = nodestatus.DetectNodeIP(o.NodeName); err != nil {
+			return err
+		}
+	}
+	status, err := nodestatus.New(nodestatus.Config{
+		Client:            client,
+		HeartbeatClient:   heartbeatClient,
+		NodeName:          o.NodeName,
+		NodeIP:            nodeIP,
+		Labels:            o.NodeLabels,
+		Taints:            o.Taints,
+		Machine:           nodestatus.ReadMachine(o.RootDir),
+		CapacityOverrides: o.Capacity,
+		MaxPods:           cfg.MaxPods,
+		KubeletVersion:    version.Get().Kubernetes,
+		KubeletPort:       cfg.Port,
+		UpdateFrequency:   cfg.NodeStatusUpdateFrequency.Duration,
+		ReportFrequency:   cfg.NodeStatusReportFrequency.Duration,
+		Recorder:          recorder,
+	})
+	if err != nil {
+		return err
+	}
+
+	// 7. Lease heartbeat.
+	heartbeat, err := lease.New(lease.Config{
+		Client:   heartbeatClient,
+		NodeName: o.NodeName,
+		Duration: time.Duration(cfg.NodeLeaseDurationSeconds) * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+
+	k, err := kubelet.New(kubelet.Config{NodeStatus: status, Lease: heartbeat, Rotator: rotator, Recorder: recorder, NodeRef: status.NodeRef()})
+	if err != nil {
+		return err
+	}
+	return k.Run(ctx)
+}
+
+// newClients returns the main client (rate-limited by kubeAPIQPS/Burst) and the heartbeat client
+// (no client-side rate limit, and a timeout no longer than the lease, as upstream), both dialing
+// through dialer.
+func newClients(base *rest.Config, dialer *connrotation.Dialer, statusFrequency, leaseDuration time.Duration, qps float32, burst int) (kubernetes.Interface, kubernetes.Interface, error) {
+	mainCfg := rest.CopyConfig(base)
+	mainCfg.Dial = dialer.DialContext
+	mainCfg.QPS, mainCfg.Burst = qps, burst
+	mainCfg.UserAgent = "minikubelet/" + version.Get().Version
+	mainCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	client, err := kubernetes.NewForConfig(mainCfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create API client: %w", err)
+	}
+	hbCfg := rest.CopyConfig(mainCfg)
+	hbCfg.Timeout = min(statusFrequency, leaseDuration)
+	hbCfg.QPS = -1 // never wait on a client-side rate limiter
+	heartbeat, err := kubernetes.NewForConfig(hbCfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create heartbeat client: %w", err)
+	}
+	return client, heartbeat, nil
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# up.sh / down / status: build the control plane binaries if needed, then run the cluster program.
+# Usage: hack/cluster/up.sh up|down|status [--state-dir DIR] [flags of `cluster up`]
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+verb=${1:?usage: up.sh up|down|status [flags]}; shift
+prog_dir=${XDG_CACHE_HOME:-$HOME/.cache}/minikubelet/k8s/v1.36.3
+args=()
+if [[ $verb == up ]]; then
+  bin_dir=$("$here/build.sh")
+  args+=(--bin-dir "$bin_dir")
+fi
+# Build the small cluster program itself (seconds; cached by the go build cache).
+mkdir -p "$prog_dir"
+(cd "$here" && go build -o "$prog_dir/cluster.$$" . && mv "$prog_dir/cluster.$$" "$prog_dir/cluster")
+exec "$prog_dir/cluster" "$verb" "${args[@]}" "$@"

@@ -1,0 +1,99 @@
+package bootstrap
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+const (
+	clientPrefix      = "kubelet-client"
+	currentClientFile = clientPrefix + "-current.pem"
+)
+
+// store keeps client certificates in certDir the way upstream's file store does:
+//
+//	kubelet-client-2026-11-21-23-59-01.pem   cert and key in one PEM file, 0600
+//	kubelet-client-current.pem -> kubelet-client-2026-11-21-23-59-01.pem
+//
+// The kubeconfig points at the symlink, so a rotation is one atomic rename of the link.
+type store struct{ certDir string }
+
+func (s store) currentPath() string { return filepath.Join(s.certDir, currentClientFile) }
+
+// current loads the current certificate (checked against its key).
+func (s store) current() (*x509.Certificate, error) {
+	return loadLeaf(s.currentPath(), s.currentPath())
+}
+
+// loadLeaf loads a certificate and its key and returns the parsed certificate.
+func loadLeaf(certFile, keyFile string) (*x509.Certificate, error) {
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	if pair.Leaf != nil {
+		return pair.Leaf, nil
+	}
+	return x509.ParseCertificate(pair.Certificate[0])
+}
+
+// update writes a new cert+key file (0600, atomically) and points the current symlink at it.
+func (s store) update(certPEM, keyPEM []byte, now time.Time) (string, error) {
+	if err := os.MkdirAll(s.certDir, 0o700); err != nil {
+		return "", fmt.Errorf("create --cert-dir %s: %w", s.certDir, err)
+	}
+	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
+		return "", fmt.Errorf("the issued certificate does not match our key: %w", err)
+	}
+	name := fmt.Sprintf("%s-%s.pem", clientPrefix, now.UTC().Format("2006-01-02-15-04-05"))
+	path := filepath.Join(s.certDir, name)
+	data := append(append([]byte{}, certPEM...), keyPEM...)
+	if err := writeFileAtomic(path, data, 0o600); err != nil {
+		return "", fmt.Errorf("write %s: %w (is --cert-dir writable?)", path, err)
+	}
+	// Swap the symlink atomically: make a new link beside it, rename it over the old one.
+	tmpLink := s.currentPath() + ".tmp"
+	_ = os.Remove(tmpLink)
+	if err := os.Symlink(name, tmpLink); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmpLink, s.currentPath()); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// writeFileAtomic writes data to a temporary file in the same directory, syncs it and renames it
+// into place: a reader (or a crash) never sees a half-written file.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func encodePEM(typ string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+}

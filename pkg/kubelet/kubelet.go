@@ -1,0 +1,73 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/pkg/bootstrap"
+	"github.com/minikubelet/minikubelet/pkg/lease"
+	"github.com/minikubelet/minikubelet/pkg/nodestatus"
+)
+
+// Config holds the components the Kubelet runs; cmd/minikubelet/app builds them.
+type Config struct {
+	NodeStatus *nodestatus.Manager     // required
+	Lease      *lease.Controller       // required
+	Rotator    *bootstrap.Rotator      // optional: nil when rotateCertificates is off
+	Recorder   record.EventRecorder    // required
+	NodeRef    *corev1.ObjectReference // the node, for events; required
+}
+
+// Kubelet is minikubelet's main object.
+type Kubelet struct {
+	cfg Config
+}
+
+// New checks that every required component is there.
+func New(cfg Config) (*Kubelet, error) {
+	if cfg.NodeStatus == nil || cfg.Lease == nil || cfg.Recorder == nil || cfg.NodeRef == nil {
+		return nil, errors.New("kubelet: NodeStatus, Lease, Recorder and NodeRef are required")
+	}
+	return &Kubelet{cfg: cfg}, nil
+}
+
+// Run starts every loop in order and blocks until ctx is cancelled and all loops have returned.
+func (k *Kubelet) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	goLoop := func(name string, loop func(context.Context)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loop(klog.NewContext(ctx, logger.WithName(name)))
+		}()
+	}
+
+	// 1. Client certificate rotation: runs from the start, independent of everything else.
+	if k.cfg.Rotator != nil {
+		goLoop("certificate-rotation", k.cfg.Rotator.Run)
+	}
+	k.cfg.Recorder.Eventf(k.cfg.NodeRef, corev1.EventTypeNormal, "Starting", "Starting minikubelet.")
+	// 2. Node registration: the Node must exist before its Lease (owner reference) and status.
+	if err := k.cfg.NodeStatus.Register(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // asked to stop while still registering
+		}
+		return err
+	}
+	// 3. Lease heartbeat, every nodeLeaseDurationSeconds/4.
+	goLoop("lease", k.cfg.Lease.Run)
+	// 4. Node status, computed every nodeStatusUpdateFrequency, reported on change or every 5 min.
+	goLoop("nodestatus", k.cfg.NodeStatus.Run)
+
+	logger.Info("minikubelet is running")
+	<-ctx.Done()
+	logger.Info("Shutting down")
+	return nil
+}

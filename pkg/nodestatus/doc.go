@@ -1,0 +1,21 @@
+// Package nodestatus registers the Node and keeps its status true: capacity, addresses, node
+// info, conditions, and the kubelet's port.
+//
+// Upstream counterparts: pkg/kubelet/kubelet_node_status.go (registerWithAPIServer,
+// updateNodeStatus, nodeStatusHasChanged) and pkg/kubelet/nodestatus/setters.go.
+//
+// The loop (Run) is one turn of syncOnce every nodeStatusUpdateFrequency (10 s):
+//
+//	inputs (machine, addresses, readiness checks, runtime version, now)   ← I/O
+//	computeStatus(old status, inputs) → computed status                    ← pure
+//	needsReport(old, computed, lastReport, now, 5 min)?                    ← pure
+//	   no  → nothing is sent (the Lease is the heartbeat, KEP-589)
+//	   yes → PATCH nodes/<name>/status (strategic merge patch) and record
+//	         NodeHasSufficientMemory/…/NodeReady/NodeNotReady for condition changes
+//
+// Invariants: lastTransitionTime moves only when a condition's status changes; lastHeartbeatTime
+// is when the status was computed; Ready=False carries the failed checks in its message. The
+// readiness checks are pluggable (AddReadinessCheck): the runtime and PLEG add theirs.
+// Simplified: no eviction manager, so the pressure conditions are always False; no image list,
+// volumes or extended resources.
+package nodestatus

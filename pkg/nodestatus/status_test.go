@@ -1,0 +1,106 @@
+package nodestatus
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func inputsAt(now time.Time, notReady ...string) statusInputs {
+	return statusInputs{
+		machine: Machine{Capacity: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
+		}},
+		addresses:      []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}},
+		kubeletVersion: "v1.36.3",
+		kubeletPort:    10250,
+		notReady:       notReady,
+		now:            now,
+	}
+}
+
+// Upstream setters: heartbeat time is always "now"; transition time only moves on a status change.
+func TestComputeStatusConditionTimes(t *testing.T) {
+	first := computeStatus(corev1.NodeStatus{}, inputsAt(t0))
+	ready := findCondition(first, corev1.NodeReady)
+	if ready.Status != corev1.ConditionTrue || ready.Reason != "KubeletReady" || !ready.LastTransitionTime.Time.Equal(t0) {
+		t.Fatalf("first Ready condition = %+v", ready)
+	}
+	for _, typ := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure} {
+		if c := findCondition(first, typ); c == nil || c.Status != corev1.ConditionFalse {
+			t.Errorf("%s = %+v, want False", typ, c)
+		}
+	}
+	if first.DaemonEndpoints.KubeletEndpoint.Port != 10250 || first.NodeInfo.KubeletVersion != "v1.36.3" {
+		t.Errorf("daemon endpoint / kubelet version not reported: %+v %+v", first.DaemonEndpoints, first.NodeInfo)
+	}
+	if first.Allocatable.Cpu().String() != "4" {
+		t.Errorf("allocatable cpu = %s, want capacity 4", first.Allocatable.Cpu())
+	}
+
+	t1 := t0.Add(10 * time.Second)
+	same := computeStatus(first, inputsAt(t1))
+	ready = findCondition(same, corev1.NodeReady)
+	if !ready.LastHeartbeatTime.Time.Equal(t1) || !ready.LastTransitionTime.Time.Equal(t0) {
+		t.Errorf("unchanged Ready: heartbeat %s transition %s, want %s and %s", ready.LastHeartbeatTime, ready.LastTransitionTime, t1, t0)
+	}
+
+	t2 := t1.Add(10 * time.Second)
+	down := computeStatus(same, inputsAt(t2, "container runtime: connection refused", "PLEG: not healthy"))
+	ready = findCondition(down, corev1.NodeReady)
+	if ready.Status != corev1.ConditionFalse || ready.Reason != "KubeletNotReady" || !ready.LastTransitionTime.Time.Equal(t2) ||
+		ready.Message != "container runtime: connection refused; PLEG: not healthy" {
+		t.Errorf("Ready after failed checks = %+v", ready)
+	}
+}
+
+// Upstream nodeStatusHasChanged + nodeStatusReportFrequency: report on change, or every 5 min.
+func TestNeedsReport(t *testing.T) {
+	base := computeStatus(corev1.NodeStatus{}, inputsAt(t0))
+	tests := []struct {
+		name       string
+		computed   corev1.NodeStatus
+		lastReport time.Time
+		now        time.Time
+		want       bool
+	}{
+		{"only heartbeat moved", computeStatus(base, inputsAt(t0.Add(10*time.Second))), t0, t0.Add(10 * time.Second), false},
+		{"report frequency passed", computeStatus(base, inputsAt(t0.Add(5*time.Minute))), t0, t0.Add(5 * time.Minute), true},
+		{"ready flipped", computeStatus(base, inputsAt(t0.Add(10*time.Second), "runtime: down")), t0, t0.Add(10 * time.Second), true},
+		{"runtime version appeared", func() corev1.NodeStatus {
+			in := inputsAt(t0.Add(10 * time.Second))
+			in.runtimeVersion = "fake://0.1.0"
+			return computeStatus(base, in)
+		}(), t0, t0.Add(10 * time.Second), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := needsReport(base, tc.computed, tc.lastReport, tc.now, 5*time.Minute); got != tc.want {
+				t.Errorf("needsReport = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestConditionEvents(t *testing.T) {
+	first := computeStatus(corev1.NodeStatus{}, inputsAt(t0))
+	want := []string{"NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID", "NodeReady"}
+	if got := conditionEvents(corev1.NodeStatus{}, first); !reflect.DeepEqual(got, want) {
+		t.Errorf("events at registration = %v, want %v", got, want)
+	}
+	if got := conditionEvents(first, computeStatus(first, inputsAt(t0.Add(time.Minute)))); len(got) != 0 {
+		t.Errorf("events without change = %v, want none", got)
+	}
+	down := computeStatus(first, inputsAt(t0.Add(time.Minute), "runtime: down"))
+	if got := conditionEvents(first, down); !reflect.DeepEqual(got, []string{"NodeNotReady"}) {
+		t.Errorf("events on NotReady = %v", got)
+	}
+	if got := conditionEvents(down, computeStatus(down, inputsAt(t0.Add(2*time.Minute)))); !reflect.DeepEqual(got, []string{"NodeReady"}) {
+		t.Errorf("events on recovery = %v", got)
+	}
+}

@@ -1,0 +1,159 @@
+package options
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	configAPIVersion = "kubelet.config.k8s.io/v1beta1"
+	configKind       = "KubeletConfiguration"
+)
+
+// DefaultConfig returns the KubeletConfiguration defaults for the fields minikubelet implements,
+// the same values as upstream's v1beta1 defaulting (pkg/kubelet/apis/config/v1beta1/defaults.go),
+// with one deliberate difference: rotateCertificates defaults to true, as kubeadm configures it.
+func DefaultConfig() kubeletconfig.KubeletConfiguration {
+	c := kubeletconfig.KubeletConfiguration{}
+	c.APIVersion, c.Kind = configAPIVersion, configKind
+	c.RotateCertificates = true
+	applyDefaults(&c)
+	return c
+}
+
+// applyDefaults fills zero values, as upstream defaulting does after decoding.
+func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
+	if c.Address == "" {
+		c.Address = "0.0.0.0"
+	}
+	if c.Port == 0 {
+		c.Port = 10250
+	}
+	if c.MaxPods == 0 {
+		c.MaxPods = 110
+	}
+	if c.NodeLeaseDurationSeconds == 0 {
+		c.NodeLeaseDurationSeconds = 40
+	}
+	if c.KubeAPIQPS == nil {
+		qps := int32(50)
+		c.KubeAPIQPS = &qps
+	}
+	if c.KubeAPIBurst == 0 {
+		c.KubeAPIBurst = 100
+	}
+	for _, d := range []struct {
+		field *metav1.Duration
+		def   time.Duration
+	}{
+		{&c.NodeStatusUpdateFrequency, 10 * time.Second},
+		{&c.NodeStatusReportFrequency, 5 * time.Minute},
+		{&c.RuntimeRequestTimeout, 2 * time.Minute},
+		{&c.SyncFrequency, time.Minute},
+		{&c.FileCheckFrequency, 20 * time.Second},
+	} {
+		if d.field.Duration == 0 {
+			d.field.Duration = d.def
+		}
+	}
+}
+
+// implementedFields are the top-level KubeletConfiguration fields minikubelet acts on. Others are
+// accepted (so a real kubelet's config file loads) and logged once as ignored.
+var implementedFields = map[string]bool{
+	"apiVersion": true, "kind": true,
+	"address": true, "port": true, "maxPods": true, "staticPodPath": true,
+	"nodeStatusUpdateFrequency": true, "nodeStatusReportFrequency": true, "nodeLeaseDurationSeconds": true,
+	"runtimeRequestTimeout": true, "rotateCertificates": true, "kubeAPIQPS": true, "kubeAPIBurst": true,
+	"containerRuntimeEndpoint": true,
+}
+
+// LoadConfigFile reads a KubeletConfiguration v1beta1 file. Fields it does not know at all are an
+// error (a typo must not pass silently); fields it knows but does not implement are returned as
+// ignored. Omitted fields keep their defaults.
+func LoadConfigFile(path string) (kubeletconfig.KubeletConfiguration, []string, error) {
+	cfg := DefaultConfig()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("--config: cannot read %s: %w", path, err)
+	}
+	var typeMeta metav1.TypeMeta
+	if err := yaml.Unmarshal(data, &typeMeta); err != nil {
+		return cfg, nil, fmt.Errorf("--config %s is not valid YAML: %w", path, err)
+	}
+	if typeMeta.APIVersion != configAPIVersion || typeMeta.Kind != configKind {
+		return cfg, nil, fmt.Errorf("--config %s: want apiVersion %s and kind %s, got apiVersion %q kind %q",
+			path, configAPIVersion, configKind, typeMeta.APIVersion, typeMeta.Kind)
+	}
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		return cfg, nil, fmt.Errorf("--config %s: %w (check the field names against kubelet.config.k8s.io/v1beta1)", path, cleanYAMLError(err))
+	}
+	applyDefaults(&cfg)
+	var fields map[string]any
+	if err := yaml.Unmarshal(data, &fields); err != nil {
+		return cfg, nil, fmt.Errorf("--config %s: %w", path, err)
+	}
+	var ignored []string
+	for k := range fields {
+		if !implementedFields[k] {
+			ignored = append(ignored, k)
+		}
+	}
+	sort.Strings(ignored)
+	if err := ValidateConfig(&cfg); err != nil {
+		return cfg, ignored, fmt.Errorf("--config %s: %w", path, err)
+	}
+	return cfg, ignored, nil
+}
+
+func cleanYAMLError(err error) error {
+	return errors.New(strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: "))
+}
+
+// ValidateConfig checks the fields minikubelet implements. Each message names the field (and its flag).
+func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
+	var errs []string
+	if c.Port < 1 || c.Port > 65535 {
+		errs = append(errs, fmt.Sprintf("port (--port) must be 1..65535, got %d", c.Port))
+	}
+	if parseIP(c.Address) == nil {
+		errs = append(errs, fmt.Sprintf("address (--address) %q is not an IP address", c.Address))
+	}
+	if c.MaxPods < 1 {
+		errs = append(errs, fmt.Sprintf("maxPods (--max-pods) must be at least 1, got %d", c.MaxPods))
+	}
+	if c.NodeStatusUpdateFrequency.Duration <= 0 {
+		errs = append(errs, "nodeStatusUpdateFrequency (--node-status-update-frequency) must be positive")
+	}
+	if c.NodeStatusReportFrequency.Duration < c.NodeStatusUpdateFrequency.Duration {
+		errs = append(errs, fmt.Sprintf("nodeStatusReportFrequency (%s) must not be shorter than nodeStatusUpdateFrequency (%s)",
+			c.NodeStatusReportFrequency.Duration, c.NodeStatusUpdateFrequency.Duration))
+	}
+	if c.NodeLeaseDurationSeconds < 4 {
+		errs = append(errs, fmt.Sprintf("nodeLeaseDurationSeconds must be at least 4 (the lease is renewed every quarter of it), got %d", c.NodeLeaseDurationSeconds))
+	}
+	if c.RuntimeRequestTimeout.Duration <= 0 {
+		errs = append(errs, "runtimeRequestTimeout (--runtime-request-timeout) must be positive")
+	}
+	if c.KubeAPIQPS != nil && *c.KubeAPIQPS < 0 {
+		errs = append(errs, "kubeAPIQPS must not be negative")
+	}
+	if c.KubeAPIBurst < 0 {
+		errs = append(errs, "kubeAPIBurst must not be negative")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func parseIP(s string) net.IP { return net.ParseIP(strings.TrimSpace(s)) }

@@ -1,0 +1,220 @@
+package options
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	cliflag "k8s.io/component-base/cli/flag"
+	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+)
+
+// Flags are the command-line-only settings, as upstream's KubeletFlags: where the node's identity,
+// credentials and files are. Settings that also exist in the config file live in Config instead.
+type Flags struct {
+	BootstrapKubeconfig      string            // --bootstrap-kubeconfig: token kubeconfig for TLS bootstrap
+	Kubeconfig               string            // --kubeconfig: written by bootstrap; used when it holds a valid cert
+	CertDir                  string            // --cert-dir: client and serving certificates
+	RootDir                  string            // --root-dir: everything the kubelet keeps on disk
+	HostnameOverride         string            // --hostname-override: the node name
+	NodeIP                   string            // --node-ip: the InternalIP address
+	NodeLabels               map[string]string // --node-labels
+	RegisterWithTaints       []string          // --register-with-taints key=value:Effect
+	ContainerRuntimeEndpoint string            // --container-runtime-endpoint
+	ConfigFile               string            // --config: a KubeletConfiguration v1beta1 file
+
+	// minikubelet's own flags (no upstream equivalent).
+	BootstrapTimeout   time.Duration     // --bootstrap-timeout: how long to wait for the CSR to be issued
+	ClientCertDuration time.Duration     // --client-cert-duration: requested lifetime (CSR expirationSeconds)
+	NodeCapacity       map[string]string // --node-capacity cpu=4,memory=8Gi,…: fake machine size
+}
+
+// Options is everything `minikubelet` runs with once flags and file are merged and validated.
+type Options struct {
+	Flags
+	Config kubeletconfig.KubeletConfiguration
+
+	// Derived and validated.
+	NodeName string
+	Taints   []corev1.Taint
+	Capacity corev1.ResourceList // only the resources given with --node-capacity
+	// IgnoredConfigFields are the config-file fields minikubelet reads but does not implement.
+	IgnoredConfigFields []string
+}
+
+// configFlags binds the flags that mirror config-file fields. They are bound to a throw-away
+// KubeletConfiguration: after the file is loaded, the flags the user set are applied on top of it,
+// so the command line wins over the file, as upstream.
+func configFlags(fs *pflag.FlagSet, c *kubeletconfig.KubeletConfiguration) {
+	fs.StringVar(&c.Address, "address", c.Address, "IP address to serve the kubelet API on (config: address)")
+	fs.Int32Var(&c.Port, "port", c.Port, "port to serve the kubelet API on (config: port)")
+	fs.Int32Var(&c.MaxPods, "max-pods", c.MaxPods, "number of pods that can run on this node (config: maxPods)")
+	fs.StringVar(&c.StaticPodPath, "pod-manifest-path", c.StaticPodPath, "directory of static pod manifests (config: staticPodPath)")
+	fs.DurationVar(&c.NodeStatusUpdateFrequency.Duration, "node-status-update-frequency", c.NodeStatusUpdateFrequency.Duration, "how often the node status is computed (config: nodeStatusUpdateFrequency)")
+	fs.DurationVar(&c.RuntimeRequestTimeout.Duration, "runtime-request-timeout", c.RuntimeRequestTimeout.Duration, "timeout of CRI calls (config: runtimeRequestTimeout)")
+	fs.BoolVar(&c.RotateCertificates, "rotate-certificates", c.RotateCertificates, "rotate the client certificate before it expires (config: rotateCertificates)")
+}
+
+// AddFlags registers every flag on fs and returns the Options they fill. Call Complete after parsing.
+func AddFlags(fs *pflag.FlagSet) *Options {
+	o := &Options{}
+	fs.StringVar(&o.BootstrapKubeconfig, "bootstrap-kubeconfig", "", "kubeconfig with a bootstrap token, used to request a client certificate when --kubeconfig has no valid one")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig to talk to the API server; written by TLS bootstrap (default <root-dir>/kubeconfig)")
+	fs.StringVar(&o.CertDir, "cert-dir", "", "directory for the kubelet's certificates (default <root-dir>/pki)")
+	fs.StringVar(&o.RootDir, "root-dir", "/var/lib/minikubelet", "directory for the kubelet's files: certificates, pod volumes, logs, the fake runtime socket")
+	fs.StringVar(&o.HostnameOverride, "hostname-override", "", "node name to use instead of the hostname")
+	fs.StringVar(&o.NodeIP, "node-ip", "", "IP address of the node, reported as InternalIP (default: the host's first non-loopback address)")
+	fs.Var(cliflag.NewMapStringString(&o.NodeLabels), "node-labels", "labels to add when registering the node, key=value,…")
+	fs.StringSliceVar(&o.RegisterWithTaints, "register-with-taints", nil, "taints to register the node with, key=value:Effect,…")
+	fs.StringVar(&o.ContainerRuntimeEndpoint, "container-runtime-endpoint", "", "CRI endpoint, e.g. unix:///run/containerd/containerd.sock (default: the built-in fake runtime)")
+	fs.StringVar(&o.ConfigFile, "config", "", "KubeletConfiguration (kubelet.config.k8s.io/v1beta1) file; flags given on the command line override it")
+	fs.DurationVar(&o.BootstrapTimeout, "bootstrap-timeout", 5*time.Minute, "how long to wait for the bootstrap CSR to be approved and issued")
+	fs.DurationVar(&o.ClientCertDuration, "client-cert-duration", 0, "lifetime to request for client certificates (CSR expirationSeconds, at least 10m); 0 leaves it to the signer")
+	fs.Var(cliflag.NewMapStringString(&o.NodeCapacity), "node-capacity", "report this capacity instead of the machine's, e.g. cpu=4,memory=8Gi,ephemeral-storage=100Gi (for fake nodes)")
+	o.Config = DefaultConfig()
+	configFlags(fs, &o.Config)
+	return o
+}
+
+// Complete loads the config file, applies the command-line flags over it, fills defaults that
+// depend on other settings, and validates. Every error names the flag or field and how to fix it.
+func (o *Options) Complete(fs *pflag.FlagSet) error {
+	if o.ConfigFile != "" {
+		cfg, ignored, err := LoadConfigFile(o.ConfigFile)
+		if err != nil {
+			return err
+		}
+		o.IgnoredConfigFields = ignored
+		// Re-apply the config flags the user set, onto the loaded file.
+		fileFS := pflag.NewFlagSet("config", pflag.ContinueOnError)
+		configFlags(fileFS, &cfg)
+		var setErr error
+		fs.Visit(func(f *pflag.Flag) {
+			if fileFS.Lookup(f.Name) != nil && setErr == nil {
+				setErr = fileFS.Set(f.Name, f.Value.String())
+			}
+		})
+		if setErr != nil {
+			return setErr
+		}
+		o.Config = cfg
+	}
+	if o.RootDir == "" {
+		return fmt.Errorf("--root-dir must not be empty")
+	}
+	root, err := filepath.Abs(o.RootDir)
+	if err != nil {
+		return fmt.Errorf("--root-dir %q: %w", o.RootDir, err)
+	}
+	o.RootDir = root
+	if o.CertDir == "" {
+		o.CertDir = filepath.Join(o.RootDir, "pki")
+	}
+	if o.Kubeconfig == "" {
+		o.Kubeconfig = filepath.Join(o.RootDir, "kubeconfig")
+	}
+	o.NodeName = strings.ToLower(strings.TrimSpace(o.HostnameOverride))
+	if o.NodeName == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("find the hostname for the node name: %w; set --hostname-override", err)
+		}
+		o.NodeName = strings.ToLower(h)
+	}
+	return o.validate()
+}
+
+func (o *Options) validate() error {
+	if errs := validation.IsDNS1123Subdomain(o.NodeName); len(errs) > 0 {
+		return fmt.Errorf("node name %q is not a valid DNS subdomain (%s): set --hostname-override to a lowercase name like node-1", o.NodeName, strings.Join(errs, "; "))
+	}
+	if o.NodeIP != "" && parseIP(o.NodeIP) == nil {
+		return fmt.Errorf("--node-ip %q is not an IP address: give one like 192.168.1.10", o.NodeIP)
+	}
+	if err := validateNodeLabels(o.NodeLabels); err != nil {
+		return err
+	}
+	taints, err := parseTaints(o.RegisterWithTaints)
+	if err != nil {
+		return err
+	}
+	o.Taints = taints
+	o.Capacity = corev1.ResourceList{}
+	for name, value := range o.NodeCapacity {
+		q, err := resource.ParseQuantity(value)
+		if err != nil {
+			return fmt.Errorf("--node-capacity %s=%q: %v; use quantities like cpu=4,memory=8Gi", name, value, err)
+		}
+		o.Capacity[corev1.ResourceName(name)] = q
+	}
+	if o.BootstrapTimeout <= 0 {
+		return fmt.Errorf("--bootstrap-timeout must be positive, got %s", o.BootstrapTimeout)
+	}
+	if o.ClientCertDuration != 0 && o.ClientCertDuration < 10*time.Minute {
+		return fmt.Errorf("--client-cert-duration %s is shorter than the 10m the API server accepts for a CSR: use 10m or more, or 0 for the signer's default", o.ClientCertDuration)
+	}
+	return ValidateConfig(&o.Config)
+}
+
+// allowedKubernetesLabels are the labels in the kubernetes.io/k8s.io namespaces that a kubelet may
+// set on its own Node; the NodeRestriction admission plugin rejects the others.
+var allowedKubernetesLabels = map[string]bool{
+	"kubernetes.io/hostname": true, "kubernetes.io/os": true, "kubernetes.io/arch": true,
+	"beta.kubernetes.io/os": true, "beta.kubernetes.io/arch": true, "beta.kubernetes.io/instance-type": true,
+	"node.kubernetes.io/instance-type": true, "failure-domain.beta.kubernetes.io/zone": true,
+	"failure-domain.beta.kubernetes.io/region": true, "topology.kubernetes.io/zone": true, "topology.kubernetes.io/region": true,
+}
+
+func validateNodeLabels(labels map[string]string) error {
+	for k, v := range labels {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return fmt.Errorf("--node-labels: key %q is invalid: %s", k, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			return fmt.Errorf("--node-labels: value %q of %q is invalid: %s", v, k, strings.Join(errs, "; "))
+		}
+		prefix, _, found := strings.Cut(k, "/")
+		if !found || allowedKubernetesLabels[k] {
+			continue
+		}
+		restricted := prefix == "kubernetes.io" || strings.HasSuffix(prefix, ".kubernetes.io") || prefix == "k8s.io" || strings.HasSuffix(prefix, ".k8s.io")
+		allowedPrefix := prefix == "kubelet.kubernetes.io" || strings.HasSuffix(prefix, ".kubelet.kubernetes.io") ||
+			prefix == "node.kubernetes.io" || strings.HasSuffix(prefix, ".node.kubernetes.io")
+		if restricted && !allowedPrefix {
+			return fmt.Errorf("--node-labels: %q is in a kubernetes.io/k8s.io namespace a node may not set on itself (NodeRestriction); "+
+				"use a node.kubernetes.io/ or your own prefix, or have an admin label the node (e.g. node-role.kubernetes.io/…)", k)
+		}
+	}
+	return nil
+}
+
+// parseTaints parses key=value:Effect or key:Effect, as upstream's --register-with-taints.
+func parseTaints(specs []string) ([]corev1.Taint, error) {
+	var taints []corev1.Taint
+	for _, spec := range specs {
+		kv, effect, ok := strings.Cut(spec, ":")
+		if !ok {
+			return nil, fmt.Errorf("--register-with-taints %q: missing effect; write key=value:NoSchedule (or PreferNoSchedule, NoExecute)", spec)
+		}
+		switch corev1.TaintEffect(effect) {
+		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		default:
+			return nil, fmt.Errorf("--register-with-taints %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", spec, effect)
+		}
+		key, value, _ := strings.Cut(kv, "=")
+		if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+			return nil, fmt.Errorf("--register-with-taints %q: key %q is invalid: %s", spec, key, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+			return nil, fmt.Errorf("--register-with-taints %q: value %q is invalid: %s", spec, value, strings.Join(errs, "; "))
+		}
+		taints = append(taints, corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)})
+	}
+	return taints, nil
+}
