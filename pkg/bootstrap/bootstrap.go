@@ -77,6 +77,10 @@ func LoadOrBootstrap(ctx context.Context, cfg Config) (*rest.Config, error) {
 		return nil, fmt.Errorf("--kubeconfig %s cannot be used (%s) and no --bootstrap-kubeconfig was given: pass a bootstrap kubeconfig with a token, e.g. _output/cluster/bootstrap.kubeconfig", cfg.Kubeconfig, reason)
 	}
 	logger.Info("Starting TLS bootstrap", "reason", reason, "bootstrapKubeconfig", cfg.BootstrapKubeconfig)
+	// Fail before asking the cluster for anything if we could not keep what it gives us.
+	if err := st.checkWritable(); err != nil {
+		return nil, err
+	}
 
 	server, caData, bootstrapCfg, err := loadBootstrapKubeconfig(cfg.BootstrapKubeconfig)
 	if err != nil {

@@ -42,6 +42,19 @@ func loadLeaf(certFile, keyFile string) (*x509.Certificate, error) {
 	return x509.ParseCertificate(pair.Certificate[0])
 }
 
+// checkWritable makes sure certDir exists and new files can be created in it.
+func (s store) checkWritable() error {
+	if err := os.MkdirAll(s.certDir, 0o700); err != nil {
+		return fmt.Errorf("create --cert-dir %s: %w (choose a writable directory)", s.certDir, err)
+	}
+	f, err := os.CreateTemp(s.certDir, ".probe")
+	if err != nil {
+		return fmt.Errorf("--cert-dir %s is not writable: %w (choose a writable directory)", s.certDir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // update writes a new cert+key file (0600, atomically) and points the current symlink at it.
 func (s store) update(certPEM, keyPEM []byte, now time.Time) (string, error) {
 	if err := os.MkdirAll(s.certDir, 0o700); err != nil {

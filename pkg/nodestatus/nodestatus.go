@@ -13,9 +13,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -73,8 +76,13 @@ type Manager struct {
 	checks         []ReadinessCheck
 	runtimeVersion func() string
 
+	// nodes watches our own Node, as upstream's node lister: the status is compared with the Node as
+	// it is now, so a change someone else made (kcm marking it Unknown) is noticed and corrected.
+	informers informers.SharedInformerFactory
+	nodes     corelisters.NodeLister
+
 	// Owned by the status loop.
-	node       *corev1.Node // as last returned by the API server
+	node       *corev1.Node // as last returned by the API server (until the watch has it)
 	lastReport time.Time
 }
 
@@ -100,7 +108,13 @@ func New(cfg Config) (*Manager, error) {
 	}
 	// Events about a Node use the node name as UID, as upstream does.
 	ref := &corev1.ObjectReference{Kind: "Node", Name: cfg.NodeName, UID: types.UID(cfg.NodeName)}
-	return &Manager{cfg: cfg, nodeRef: ref, runtimeVersion: func() string { return "" }}, nil
+	factory := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", cfg.NodeName).String()
+	}))
+	return &Manager{
+		cfg: cfg, nodeRef: ref, runtimeVersion: func() string { return "" },
+		informers: factory, nodes: factory.Core().V1().Nodes().Lister(),
+	}, nil
 }
 
 // NodeRef is the reference to use when recording events about this node.
@@ -251,6 +265,8 @@ func reconcileLabels(node *corev1.Node, want map[string]string) bool {
 // Run computes the status every UpdateFrequency and reports it when needed, until ctx ends.
 // Register must have succeeded first.
 func (m *Manager) Run(ctx context.Context) {
+	m.informers.Start(ctx.Done())
+	defer m.informers.Shutdown()
 	ticker := m.cfg.Clock.NewTicker(m.cfg.UpdateFrequency)
 	defer ticker.Stop()
 	for {
@@ -268,6 +284,9 @@ func (m *Manager) Run(ctx context.Context) {
 // syncOnce is one turn of the status loop: compute the status, PATCH it if it changed or the
 // report interval passed, and record events for condition changes.
 func (m *Manager) syncOnce(ctx context.Context) error {
+	if node, err := m.nodes.Get(m.cfg.NodeName); err == nil {
+		m.node = node // the watched Node: includes what others wrote
+	}
 	if m.node == nil {
 		node, err := m.cfg.HeartbeatClient.CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
 		if err != nil {

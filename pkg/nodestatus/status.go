@@ -23,7 +23,7 @@ type statusInputs struct {
 // The pressure conditions a node reports, with the reasons upstream's setters use. minikubelet
 // has no eviction manager, so they are always False ("sufficient").
 var pressureConditions = []struct {
-	typ            corev1.NodeConditionType
+	typ             corev1.NodeConditionType
 	reason, message string
 }{
 	{corev1.NodeMemoryPressure, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"},

@@ -1,0 +1,73 @@
+# minikubelet — a small, readable kubelet.
+#
+#   make run     start the local control plane (if needed) and minikubelet against it
+#   make test    unit tests (with -race) and e2e tests against a real control plane
+#
+# Everything is built from the Go module proxy; binaries are cached in
+# $${XDG_CACHE_HOME:-~/.cache}/minikubelet, so only the first build is slow (~10 min).
+
+SHELL := /usr/bin/env bash
+GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+GIT_VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+LDFLAGS := -X github.com/minikubelet/minikubelet/pkg/version.gitVersion=$(GIT_VERSION) \
+           -X github.com/minikubelet/minikubelet/pkg/version.gitCommit=$(GIT_COMMIT)
+CLUSTER_DIR ?= _output/cluster
+CLUSTER ?= local
+
+.PHONY: all build test test-unit test-e2e verify cluster-build cluster-up cluster-down cluster-status run debug clean
+
+all: build
+
+##@ Build
+
+# build: compile bin/minikubelet with its version stamped in.
+build:
+	go build -ldflags "$(LDFLAGS)" -o bin/minikubelet ./cmd/minikubelet
+
+##@ Test
+
+# test: everything CI runs (the README's test command).
+test: test-unit test-e2e
+
+# test-unit: unit tests of every package, with the race detector.
+test-unit:
+	go test -race -count=1 ./pkg/... ./cmd/...
+
+# test-e2e: end-to-end tests; each package starts its own local control plane and stops it.
+test-e2e: cluster-build
+	go test -count=1 -timeout 60m ./test/e2e/...
+
+# verify: gofmt, go vet, golangci-lint (pinned in hack/tools/go.mod).
+verify:
+	hack/verify-all.sh
+
+##@ Local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler v1.36.3)
+
+# cluster-build: build the control plane binaries into the cache (no-op when cached).
+cluster-build:
+	hack/cluster/build.sh >/dev/null
+
+# cluster-up: start it on 127.0.0.1 (reports the running one if it is already up).
+cluster-up:
+	hack/cluster/up.sh up --state-dir $(CLUSTER_DIR)
+
+# cluster-down: stop it by its recorded PIDs and remove its state.
+cluster-down:
+	hack/cluster/up.sh down --state-dir $(CLUSTER_DIR)
+
+# cluster-status: show each component, and the tail of the log of any that died.
+cluster-status:
+	hack/cluster/up.sh status --state-dir $(CLUSTER_DIR)
+
+##@ Run and debug
+
+# run: the main job: control plane up (if needed), then minikubelet joins it. Ctrl-C stops it.
+run: build
+	CLUSTER=$(CLUSTER) CLUSTER_DIR=$(CLUSTER_DIR) hack/run.sh
+
+# debug: step through minikubelet with Delve (arrives with the debugging issue).
+debug:
+	@echo "make debug is not built yet: see the Delve issue. Meanwhile: dlv exec bin/minikubelet -- <flags of make run>"
+
+clean:
+	rm -rf bin _output

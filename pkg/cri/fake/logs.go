@@ -1,0 +1,81 @@
+package fake
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// resolveLogPath applies the CRI rule: a relative LogPath is relative to the sandbox's
+// LogDirectory. Without a LogDirectory, LogRoot stands in; without either the result is "" and
+// output is discarded.
+func resolveLogPath(logRoot, logDirectory, logPath string) string {
+	switch {
+	case logPath == "":
+		return ""
+	case filepath.IsAbs(logPath):
+		return filepath.Clean(logPath)
+	case logDirectory != "":
+		return filepath.Join(logDirectory, logPath)
+	case logRoot != "":
+		return filepath.Join(logRoot, logPath)
+	default:
+		return ""
+	}
+}
+
+// formatLogLines renders text in the CRI log format, one full ("F") line per line of text:
+//
+//	2016-10-06T00:17:09.669794202Z stdout F message
+//
+// The kubelet's reader (pkg/kubelet/kuberuntime/logs/logs.go) splits on the first three spaces.
+func formatLogLines(t time.Time, stream runtimeapi.LogStreamType, text string) string {
+	ts := t.UTC().Format(time.RFC3339Nano)
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		fmt.Fprintf(&b, "%s %s %s %s\n", ts, stream, runtimeapi.LogTagFull, line)
+	}
+	return b.String()
+}
+
+// createLogFile makes sure the log file and its directory exist.
+func createLogFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create log directory for %q: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return fmt.Errorf("create log file %q: %w", path, err)
+	}
+	return f.Close()
+}
+
+// appendLog appends text to the log file at path in CRI format. The file is opened for every
+// write, so after the kubelet rotates it (rename + ReopenContainerLog) output goes to a new file.
+func appendLog(path string, t time.Time, stream runtimeapi.LogStreamType, text string) error {
+	if path == "" {
+		return nil
+	}
+	if err := createLogFile(path); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return fmt.Errorf("open log file %q: %w", path, err)
+	}
+	if _, err := f.WriteString(formatLogLines(t, stream, text)); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write log file %q: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close log file %q: %w", path, err)
+	}
+	return nil
+}

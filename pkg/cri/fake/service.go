@@ -1,0 +1,125 @@
+package fake
+
+import (
+	"context"
+	"encoding/json"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+)
+
+// Version is the CRI handshake: the kubelet refuses runtimes that do not answer "v1".
+func (r *Runtime) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	return &runtimeapi.VersionResponse{
+		Version:           "0.1.0",
+		RuntimeName:       RuntimeName,
+		RuntimeVersion:    RuntimeVersion,
+		RuntimeApiVersion: RuntimeAPIVersion,
+	}, nil
+}
+
+// Status reports the RuntimeReady and NetworkReady conditions the kubelet turns into the node's
+// Ready condition. With verbose, Info holds the configuration and active faults as JSON.
+func (r *Runtime) Status(_ context.Context, req *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	runtimeReady := &runtimeapi.RuntimeCondition{Type: runtimeapi.RuntimeReady, Status: true}
+	if r.faults.runtimeDown != nil {
+		runtimeReady = proto.Clone(r.faults.runtimeDown).(*runtimeapi.RuntimeCondition)
+	}
+	resp := &runtimeapi.StatusResponse{
+		Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
+			runtimeReady,
+			{Type: runtimeapi.NetworkReady, Status: true},
+		}},
+		RuntimeHandlers: []*runtimeapi.RuntimeHandler{{Name: "", Features: &runtimeapi.RuntimeHandlerFeatures{}}},
+		Features:        &runtimeapi.RuntimeFeatures{},
+	}
+	if req.GetVerbose() {
+		info := map[string]any{
+			"runtimeName": RuntimeName,
+			"podCIDR":     r.podCIDR.String(),
+			"logRoot":     r.cfg.LogRoot,
+			"sandboxes":   len(r.sandboxes),
+			"containers":  len(r.containers),
+			"images":      len(r.images),
+			"faults":      r.faults.describe(),
+		}
+		if r.netConfig != nil {
+			info["kubeletPodCIDR"] = r.netConfig.GetNetworkConfig().GetPodCidr()
+		}
+		config, err := json.Marshal(info)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "encode status info: %v", err)
+		}
+		resp.Info = map[string]string{"config": string(config)}
+	}
+	return resp, nil
+}
+
+// UpdateRuntimeConfig records the pod CIDR the kubelet sends; IPs still come from Config.PodCIDR.
+func (r *Runtime) UpdateRuntimeConfig(ctx context.Context, req *runtimeapi.UpdateRuntimeConfigRequest) (*runtimeapi.UpdateRuntimeConfigResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if req.GetRuntimeConfig() != nil {
+		r.netConfig = proto.Clone(req.GetRuntimeConfig()).(*runtimeapi.RuntimeConfig)
+		klog.FromContext(ctx).V(2).Info("Runtime config updated", "podCIDR", r.netConfig.GetNetworkConfig().GetPodCidr())
+	}
+	return &runtimeapi.UpdateRuntimeConfigResponse{}, nil
+}
+
+// RuntimeConfig tells the kubelet which cgroup driver to use (KubeletCgroupDriverFromCRI).
+func (r *Runtime) RuntimeConfig(context.Context, *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
+	return &runtimeapi.RuntimeConfigResponse{Linux: &runtimeapi.LinuxRuntimeConfiguration{
+		CgroupDriver: runtimeapi.CgroupDriver_SYSTEMD,
+	}}, nil
+}
+
+// Exec needs a streaming server, which minikubelet does not have yet.
+func (r *Runtime) Exec(context.Context, *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "exec streaming is not implemented by the fake runtime yet: use ExecSync (crictl exec -s)")
+}
+
+// Attach needs a streaming server, which minikubelet does not have yet.
+func (r *Runtime) Attach(context.Context, *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "attach is not implemented by the fake runtime yet")
+}
+
+// PortForward needs a streaming server, which minikubelet does not have yet.
+func (r *Runtime) PortForward(context.Context, *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "port-forward is not implemented by the fake runtime yet")
+}
+
+// CheckpointContainer is not supported: there is no process state to save.
+func (r *Runtime) CheckpointContainer(context.Context, *runtimeapi.CheckpointContainerRequest) (*runtimeapi.CheckpointContainerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "checkpointing is not supported by the fake runtime")
+}
+
+// ListMetricDescriptors returns no CRI metrics: the kubelet then uses the CRI stats calls.
+func (r *Runtime) ListMetricDescriptors(context.Context, *runtimeapi.ListMetricDescriptorsRequest) (*runtimeapi.ListMetricDescriptorsResponse, error) {
+	return &runtimeapi.ListMetricDescriptorsResponse{}, nil
+}
+
+// ListPodSandboxMetrics returns no CRI metrics.
+func (r *Runtime) ListPodSandboxMetrics(context.Context, *runtimeapi.ListPodSandboxMetricsRequest) (*runtimeapi.ListPodSandboxMetricsResponse, error) {
+	return &runtimeapi.ListPodSandboxMetricsResponse{}, nil
+}
+
+// StreamPodSandboxMetrics returns no CRI metrics: the stream ends at once.
+func (r *Runtime) StreamPodSandboxMetrics(*runtimeapi.StreamPodSandboxMetricsRequest, grpc.ServerStreamingServer[runtimeapi.StreamPodSandboxMetricsResponse]) error {
+	return nil
+}
+
+// UpdatePodSandboxResources accepts and ignores new pod-level resources.
+func (r *Runtime) UpdatePodSandboxResources(_ context.Context, req *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, err := r.sandboxLocked(req.GetPodSandboxId()); err != nil {
+		return nil, err
+	}
+	return &runtimeapi.UpdatePodSandboxResourcesResponse{}, nil
+}

@@ -1,0 +1,196 @@
+package fake
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Fake resource usage is made up but stable: each container gets a CPU rate and a working set
+// derived from its ID, and its CPU time grows with how long it has been running.
+
+// usageSeed is a stable pseudo-random number for a hex ID.
+func usageSeed(id string) uint64 {
+	b, err := hex.DecodeString(id[:min(16, len(id))])
+	if err != nil || len(b) < 8 {
+		return 7
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+// runningFor is how long c has been running at now (up to its exit).
+func (c *container) runningFor(now time.Time) time.Duration {
+	switch {
+	case c.startedAt.IsZero():
+		return 0
+	case !c.finished.IsZero():
+		return c.finished.Sub(c.startedAt)
+	default:
+		return now.Sub(c.startedAt)
+	}
+}
+
+func (r *Runtime) containerStatsLocked(c *container, now time.Time) *runtimeapi.ContainerStats {
+	seed := usageSeed(c.id)
+	nanoCores := uint64(0)
+	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+		nanoCores = (1 + seed%50) * 1_000_000 // 1m–50m CPU
+	}
+	running := c.runningFor(now)
+	cpuSeconds := (1 + seed%50) * 1_000_000 * uint64(running/time.Second) // 1m–50m CPU over the run
+	workingSet := (4 + seed%60) << 20                                     // 4–63 MiB
+	ts := now.UnixNano()
+	return &runtimeapi.ContainerStats{
+		Attributes: &runtimeapi.ContainerAttributes{
+			Id:          c.id,
+			Metadata:    proto.Clone(c.config.GetMetadata()).(*runtimeapi.ContainerMetadata),
+			Labels:      copyMap(c.config.GetLabels()),
+			Annotations: copyMap(c.config.GetAnnotations()),
+		},
+		Cpu: &runtimeapi.CpuUsage{
+			Timestamp:            ts,
+			UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: cpuSeconds},
+			UsageNanoCores:       &runtimeapi.UInt64Value{Value: nanoCores},
+		},
+		Memory: &runtimeapi.MemoryUsage{
+			Timestamp:       ts,
+			WorkingSetBytes: &runtimeapi.UInt64Value{Value: workingSet},
+			UsageBytes:      &runtimeapi.UInt64Value{Value: workingSet + 1<<20},
+			RssBytes:        &runtimeapi.UInt64Value{Value: workingSet / 2},
+			AvailableBytes:  &runtimeapi.UInt64Value{Value: 1 << 30},
+			PageFaults:      &runtimeapi.UInt64Value{Value: seed % 10_000},
+		},
+		WritableLayer: &runtimeapi.FilesystemUsage{
+			Timestamp:  ts,
+			FsId:       &runtimeapi.FilesystemIdentifier{Mountpoint: imageFsMountpoint},
+			UsedBytes:  &runtimeapi.UInt64Value{Value: (1 + seed%100) * 4096},
+			InodesUsed: &runtimeapi.UInt64Value{Value: 1 + seed%100},
+		},
+	}
+}
+
+func (r *Runtime) sandboxStatsLocked(s *sandbox, now time.Time) *runtimeapi.PodSandboxStats {
+	ts := now.UnixNano()
+	var cores, cpuSeconds, workingSet, processes uint64
+	linux := &runtimeapi.LinuxPodSandboxStats{}
+	for _, c := range sortedValues(r.containers, func(c *container) uint64 { return c.seq }) {
+		if c.sandboxID != s.id {
+			continue
+		}
+		cs := r.containerStatsLocked(c, now)
+		linux.Containers = append(linux.Containers, cs)
+		cores += cs.GetCpu().GetUsageNanoCores().GetValue()
+		cpuSeconds += cs.GetCpu().GetUsageCoreNanoSeconds().GetValue()
+		if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			workingSet += cs.GetMemory().GetWorkingSetBytes().GetValue()
+			processes++
+		}
+	}
+	seed := usageSeed(s.id)
+	alive := uint64(now.Sub(s.createdAt) / time.Second)
+	linux.Cpu = &runtimeapi.CpuUsage{Timestamp: ts, UsageNanoCores: &runtimeapi.UInt64Value{Value: cores}, UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: cpuSeconds}}
+	linux.Memory = &runtimeapi.MemoryUsage{Timestamp: ts, WorkingSetBytes: &runtimeapi.UInt64Value{Value: workingSet + 512<<10}}
+	linux.Process = &runtimeapi.ProcessUsage{Timestamp: ts, ProcessCount: &runtimeapi.UInt64Value{Value: processes + 1}}
+	if !s.hostNetwork() {
+		linux.Network = &runtimeapi.NetworkUsage{Timestamp: ts, DefaultInterface: &runtimeapi.NetworkInterfaceUsage{
+			Name:    "eth0",
+			RxBytes: &runtimeapi.UInt64Value{Value: alive * (100 + seed%900)},
+			TxBytes: &runtimeapi.UInt64Value{Value: alive * (50 + seed%450)},
+		}}
+	}
+	return &runtimeapi.PodSandboxStats{
+		Attributes: &runtimeapi.PodSandboxAttributes{
+			Id:          s.id,
+			Metadata:    proto.Clone(s.config.GetMetadata()).(*runtimeapi.PodSandboxMetadata),
+			Labels:      copyMap(s.config.GetLabels()),
+			Annotations: copyMap(s.config.GetAnnotations()),
+		},
+		Linux: linux,
+	}
+}
+
+// ContainerStats reports made-up usage of one container.
+func (r *Runtime) ContainerStats(_ context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, err := r.containerLocked(req.GetContainerId())
+	if err != nil {
+		return nil, err
+	}
+	return &runtimeapi.ContainerStatsResponse{Stats: r.containerStatsLocked(c, r.clock.Now())}, nil
+}
+
+// ListContainerStats reports usage of the containers that match the filter.
+func (r *Runtime) ListContainerStats(_ context.Context, req *runtimeapi.ListContainerStatsRequest) (*runtimeapi.ListContainerStatsResponse, error) {
+	return &runtimeapi.ListContainerStatsResponse{Stats: r.listContainerStats(req.GetFilter())}, nil
+}
+
+// StreamContainerStats is ListContainerStats as a stream.
+func (r *Runtime) StreamContainerStats(req *runtimeapi.StreamContainerStatsRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamContainerStatsResponse]) error {
+	return sendInPages(r.listContainerStats(req.GetFilter()), func(page []*runtimeapi.ContainerStats) error {
+		return stream.Send(&runtimeapi.StreamContainerStatsResponse{ContainerStats: page})
+	})
+}
+
+func (r *Runtime) listContainerStats(f *runtimeapi.ContainerStatsFilter) []*runtimeapi.ContainerStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock.Now()
+	filter := &runtimeapi.ContainerFilter{Id: f.GetId(), PodSandboxId: f.GetPodSandboxId(), LabelSelector: f.GetLabelSelector()}
+	var out []*runtimeapi.ContainerStats
+	for _, c := range sortedValues(r.containers, func(c *container) uint64 { return c.seq }) {
+		if matchContainer(filter, c.id, c.sandboxID, c.state, c.config.GetLabels()) {
+			out = append(out, r.containerStatsLocked(c, now))
+		}
+	}
+	return out
+}
+
+// PodSandboxStats reports made-up usage of one sandbox and its containers.
+func (r *Runtime) PodSandboxStats(_ context.Context, req *runtimeapi.PodSandboxStatsRequest) (*runtimeapi.PodSandboxStatsResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, err := r.sandboxLocked(req.GetPodSandboxId())
+	if err != nil {
+		return nil, err
+	}
+	return &runtimeapi.PodSandboxStatsResponse{Stats: r.sandboxStatsLocked(s, r.clock.Now())}, nil
+}
+
+// ListPodSandboxStats reports usage of the sandboxes that match the filter.
+func (r *Runtime) ListPodSandboxStats(_ context.Context, req *runtimeapi.ListPodSandboxStatsRequest) (*runtimeapi.ListPodSandboxStatsResponse, error) {
+	return &runtimeapi.ListPodSandboxStatsResponse{Stats: r.listSandboxStats(req.GetFilter())}, nil
+}
+
+// StreamPodSandboxStats is ListPodSandboxStats as a stream.
+func (r *Runtime) StreamPodSandboxStats(req *runtimeapi.StreamPodSandboxStatsRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamPodSandboxStatsResponse]) error {
+	return sendInPages(r.listSandboxStats(req.GetFilter()), func(page []*runtimeapi.PodSandboxStats) error {
+		return stream.Send(&runtimeapi.StreamPodSandboxStatsResponse{PodSandboxStats: page})
+	})
+}
+
+func (r *Runtime) listSandboxStats(f *runtimeapi.PodSandboxStatsFilter) []*runtimeapi.PodSandboxStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clock.Now()
+	filter := &runtimeapi.PodSandboxFilter{Id: f.GetId(), LabelSelector: f.GetLabelSelector()}
+	var out []*runtimeapi.PodSandboxStats
+	for _, s := range sortedValues(r.sandboxes, func(s *sandbox) uint64 { return s.seq }) {
+		if matchSandbox(filter, s.id, s.state, s.config.GetLabels()) {
+			out = append(out, r.sandboxStatsLocked(s, now))
+		}
+	}
+	return out
+}
+
+// errNotRunning is returned by calls that need a running container.
+func errNotRunning(c *container) error {
+	return status.Errorf(codes.FailedPrecondition, "container %q is %s, not RUNNING", c.id, c.state)
+}

@@ -1,0 +1,137 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+)
+
+const (
+	// MaxMsgSize is the largest CRI message sent or received, as in k8s.io/cri-client.
+	MaxMsgSize = 16 * 1024 * 1024
+	// DefaultTimeout is the kubelet's default --runtime-request-timeout.
+	DefaultTimeout = 2 * time.Minute
+	// criVersion is the only CRI API version minikubelet speaks.
+	criVersion = "v1"
+)
+
+// Client is a connection to a CRI runtime. Its clients may be used concurrently; Close ends them.
+type Client struct {
+	// Runtime is the CRI RuntimeService: sandboxes, containers, exec, stats, status.
+	Runtime runtimeapi.RuntimeServiceClient
+	// Image is the CRI ImageService: pull, list, status, remove, image filesystem.
+	Image runtimeapi.ImageServiceClient
+
+	conn     *grpc.ClientConn
+	endpoint string
+	version  *runtimeapi.VersionResponse
+}
+
+// Dial connects to the runtime at endpoint ("unix:///run/containerd/containerd.sock" or a bare
+// path), checks that it speaks CRI v1 and returns a Client whose unary calls time out after
+// timeout (DefaultTimeout if <= 0). The handshake is bounded by ctx and by timeout.
+func Dial(ctx context.Context, endpoint string, timeout time.Duration) (*Client, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	path, err := socketPath(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("cannot reach the container runtime at %s: is it running? (%w)", endpoint, err)
+	}
+	conn, err := grpc.NewClient("unix://"+path,
+		grpc.WithTransportCredentials(insecure.NewCredentials()), // a local unix socket: no TLS
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMsgSize), grpc.MaxCallSendMsgSize(MaxMsgSize)),
+		grpc.WithChainUnaryInterceptor(timeoutInterceptor(timeout)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create CRI client for %s: %w", endpoint, err)
+	}
+	c := &Client{
+		Runtime:  runtimeapi.NewRuntimeServiceClient(conn),
+		Image:    runtimeapi.NewImageServiceClient(conn),
+		conn:     conn,
+		endpoint: endpoint,
+	}
+	if err := c.handshake(ctx); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	klog.FromContext(ctx).V(2).Info("Connected to container runtime", "endpoint", endpoint,
+		"runtimeName", c.version.GetRuntimeName(), "runtimeVersion", c.version.GetRuntimeVersion())
+	return c, nil
+}
+
+// handshake calls Version and checks the answer, as the kubelet does before anything else.
+func (c *Client) handshake(ctx context.Context) error {
+	v, err := c.Runtime.Version(ctx, &runtimeapi.VersionRequest{Version: criVersion})
+	switch status.Code(err) {
+	case codes.OK:
+	case codes.Unimplemented:
+		return fmt.Errorf("the runtime at %s does not speak CRI %s: %w (upgrade it, e.g. containerd 1.7+)", c.endpoint, criVersion, err)
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return fmt.Errorf("cannot reach the container runtime at %s: is it running? %w", c.endpoint, err)
+	default:
+		return fmt.Errorf("CRI handshake (Version) with the runtime at %s: %w", c.endpoint, err)
+	}
+	if v.GetRuntimeApiVersion() != criVersion {
+		return fmt.Errorf("the runtime at %s does not speak CRI %s: it reports API version %q", c.endpoint, criVersion, v.GetRuntimeApiVersion())
+	}
+	c.version = v
+	return nil
+}
+
+// Version is the runtime's answer to the connect-time handshake.
+func (c *Client) Version() *runtimeapi.VersionResponse { return c.version }
+
+// Endpoint is the endpoint the client was dialled with.
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// Close closes the connection; calls in flight fail.
+func (c *Client) Close() error {
+	if err := c.conn.Close(); err != nil {
+		return fmt.Errorf("close CRI connection to %s: %w", c.endpoint, err)
+	}
+	return nil
+}
+
+// socketPath extracts the unix socket path from an endpoint.
+func socketPath(endpoint string) (string, error) {
+	path := endpoint
+	if scheme, rest, ok := strings.Cut(endpoint, "://"); ok {
+		if scheme != "unix" {
+			return "", fmt.Errorf("CRI endpoint %q: only unix sockets are supported (unix:///path/to/runtime.sock), not %q", endpoint, scheme)
+		}
+		path = rest
+	}
+	if path == "" {
+		return "", errors.New("CRI endpoint is empty: give one like unix:///run/containerd/containerd.sock")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("CRI endpoint %q: %w", endpoint, err)
+	}
+	return abs, nil
+}
+
+// timeoutInterceptor bounds each unary call by timeout unless ctx already ends sooner.
+func timeoutInterceptor(timeout time.Duration) grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+}

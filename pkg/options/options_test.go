@@ -1,0 +1,132 @@
+package options
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func parse(t *testing.T, args ...string) (*Options, error) {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o := AddFlags(fs)
+	if err := fs.Parse(append([]string{"--root-dir", t.TempDir(), "--hostname-override", "node-1"}, args...)); err != nil {
+		return nil, err
+	}
+	return o, o.Complete(fs)
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The course's real kubelet config (kubeadm-style: authentication, evictionHard, cgroupDriver…)
+// loads without error; what we do not implement is reported, what we do is applied.
+func TestCourseKubeletConfigLoads(t *testing.T) {
+	o, err := parse(t, "--config", "testdata/course-kubelet-conf.yml")
+	if err != nil {
+		t.Fatalf("the course config does not load: %v", err)
+	}
+	if o.Config.MaxPods != 110 || o.Config.Port != 10250 || o.Config.NodeStatusUpdateFrequency.Duration != 10*time.Second || !o.Config.RotateCertificates {
+		t.Errorf("implemented fields not applied: %+v", o.Config)
+	}
+	ignored := strings.Join(o.IgnoredConfigFields, ",")
+	for _, f := range []string{"evictionHard", "cgroupDriver", "authentication"} {
+		if !strings.Contains(ignored, f) {
+			t.Errorf("%s not reported as ignored: %s", f, ignored)
+		}
+	}
+	if strings.Contains(ignored, "maxPods") {
+		t.Errorf("maxPods is implemented but reported as ignored")
+	}
+}
+
+// Upstream: a flag given on the command line overrides the same setting in the --config file.
+func TestFlagsOverrideConfigFile(t *testing.T) {
+	cfg := writeConfig(t, "maxPods: 50\nport: 10300\nnodeStatusUpdateFrequency: 20s\n")
+	o, err := parse(t, "--config", cfg, "--max-pods", "7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Config.MaxPods != 7 {
+		t.Errorf("maxPods = %d, want the flag's 7", o.Config.MaxPods)
+	}
+	if o.Config.Port != 10300 || o.Config.NodeStatusUpdateFrequency.Duration != 20*time.Second {
+		t.Errorf("file values lost: port %d frequency %s", o.Config.Port, o.Config.NodeStatusUpdateFrequency.Duration)
+	}
+	if o.Config.NodeStatusReportFrequency.Duration != 5*time.Minute || o.Config.NodeLeaseDurationSeconds != 40 {
+		t.Errorf("defaults not applied to omitted fields: %+v", o.Config)
+	}
+}
+
+func TestDefaultsAndDerivedPaths(t *testing.T) {
+	o, err := parse(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.CertDir != filepath.Join(o.RootDir, "pki") || o.Kubeconfig != filepath.Join(o.RootDir, "kubeconfig") {
+		t.Errorf("cert dir %s, kubeconfig %s: want them under the root dir", o.CertDir, o.Kubeconfig)
+	}
+	if o.NodeName != "node-1" {
+		t.Errorf("node name = %s", o.NodeName)
+	}
+}
+
+func TestValidationNamesTheFlagOrField(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		body string // config file body, if any
+		want string
+	}{
+		{"negative maxPods in file", nil, "maxPods: -1\n", "maxPods (--max-pods)"},
+		{"unknown field in file", nil, "maxPod: 3\n", `unknown field "maxPod"`},
+		{"report shorter than update", nil, "nodeStatusReportFrequency: 1s\n", "nodeStatusReportFrequency"},
+		{"tiny lease", nil, "nodeLeaseDurationSeconds: 2\n", "nodeLeaseDurationSeconds"},
+		{"bad port flag", []string{"--port", "70000"}, "", "port (--port)"},
+		{"bad node ip", []string{"--node-ip", "10.0.0"}, "", "--node-ip"},
+		{"bad capacity", []string{"--node-capacity", "cpu=lots"}, "", "--node-capacity cpu"},
+		{"short cert duration", []string{"--client-cert-duration", "1m"}, "", "--client-cert-duration"},
+		{"taint without effect", []string{"--register-with-taints", "a=b"}, "", "missing effect"},
+		{"taint with bad effect", []string{"--register-with-taints", "a=b:Sometimes"}, "", `effect "Sometimes"`},
+		{"restricted label", []string{"--node-labels", "node-role.kubernetes.io/master="}, "", "NodeRestriction"},
+		{"bad node name", []string{"--hostname-override", "Not_A_Name"}, "", "--hostname-override"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.body != "" {
+				args = append(args, "--config", writeConfig(t, tc.body))
+			}
+			_, err := parse(t, args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseTaintsAndLabels(t *testing.T) {
+	o, err := parse(t, "--register-with-taints", "dedicated=gpu:NoSchedule,spot:PreferNoSchedule",
+		"--node-labels", "node.kubernetes.io/pool=a,example.com/team=b,kubernetes.io/arch=amd64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}, {Key: "spot", Effect: corev1.TaintEffectPreferNoSchedule}}
+	if len(o.Taints) != 2 || o.Taints[0] != want[0] || o.Taints[1] != want[1] {
+		t.Errorf("taints = %+v, want %+v", o.Taints, want)
+	}
+	if o.NodeLabels["example.com/team"] != "b" {
+		t.Errorf("labels = %v", o.NodeLabels)
+	}
+}
