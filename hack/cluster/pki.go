@@ -20,6 +20,7 @@ import (
 // pki is the set of files a local control plane needs, all under one directory:
 //
 //	ca.crt/ca.key                     the cluster CA (signs everything below, and kcm signs kubelet CSRs with it)
+//	front-proxy-ca.crt/.key           the request-header CA of the aggregation layer (no proxy uses it yet)
 //	apiserver.crt/.key                kube-apiserver serving cert, SANs 127.0.0.1, ::1, localhost, kubernetes.default…
 //	admin.crt/.key                    cluster admin client cert (O=system:masters)
 //	apiserver-kubelet-client.crt/.key kube-apiserver → kubelet client cert (exec, logs, port-forward)
@@ -35,29 +36,14 @@ func (p pki) generate() error {
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return err
 	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
 	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "minikubelet-local-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
+	caCert, caKey, err := p.newCA("ca", "minikubelet-local-ca", now)
 	if err != nil {
 		return err
 	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return err
-	}
-	if err := writeCertAndKey(p.path("ca"), caDER, caKey); err != nil {
+	// A separate CA for the aggregation layer's request headers, as kubeadm does; kcm and the
+	// scheduler read it from the extension-apiserver-authentication ConfigMap.
+	if _, _, err := p.newCA("front-proxy-ca", "minikubelet-front-proxy-ca", now); err != nil {
 		return err
 	}
 
@@ -117,6 +103,32 @@ func (p pki) generate() error {
 		return err
 	}
 	return writePEM(p.path("sa.key"), "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(saKey), 0o600)
+}
+
+// newCA writes a self-signed CA as <name>.crt/.key and returns it.
+func (p pki) newCA(name, cn string, now time.Time) (*x509.Certificate, crypto.Signer, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: cn},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cert, key, writeCertAndKey(p.path(name), der, key)
 }
 
 func writeCertAndKey(base string, certDER []byte, key crypto.Signer) error {
