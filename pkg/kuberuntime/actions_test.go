@@ -1,0 +1,129 @@
+package kuberuntime
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+func testPod(policy corev1.RestartPolicy, names ...string) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
+		Spec:       corev1.PodSpec{RestartPolicy: policy},
+	}
+	for _, n := range names {
+		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: n, Image: "busybox"})
+	}
+	return pod
+}
+
+func sandbox(id string, attempt uint32, state runtimeapi.PodSandboxState, ip string) *runtimeapi.PodSandboxStatus {
+	return &runtimeapi.PodSandboxStatus{
+		Id: id, State: state, Metadata: &runtimeapi.PodSandboxMetadata{Attempt: attempt},
+		Network: &runtimeapi.PodSandboxNetworkStatus{Ip: ip},
+	}
+}
+
+func running(pod *corev1.Pod, i int, id string) *ContainerStatus {
+	c := &pod.Spec.Containers[i]
+	return &ContainerStatus{ID: id, Name: c.Name, State: runtimeapi.ContainerState_CONTAINER_RUNNING, Hash: HashContainer(c)}
+}
+
+func exited(pod *corev1.Pod, i int, id string, code int32) *ContainerStatus {
+	c := &pod.Spec.Containers[i]
+	return &ContainerStatus{ID: id, Name: c.Name, State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: code, Hash: HashContainer(c), FinishedAt: time.Unix(100, 0)}
+}
+
+// The decisions of upstream computePodActions / ShouldContainerBeRestarted, one row each.
+func TestComputePodActions(t *testing.T) {
+	ready := sandbox("sb1", 0, runtimeapi.PodSandboxState_SANDBOX_READY, "10.88.0.2")
+	dead := sandbox("sb1", 0, runtimeapi.PodSandboxState_SANDBOX_NOTREADY, "10.88.0.2")
+	noKill := map[string]KillReason{}
+
+	always := testPod(corev1.RestartPolicyAlways, "app", "sidecar")
+	onFailure := testPod(corev1.RestartPolicyOnFailure, "app")
+	never := testPod(corev1.RestartPolicyNever, "app")
+	changed := testPod(corev1.RestartPolicyAlways, "app")
+	changedStatus := running(changed, 0, "c1")
+	changed.Spec.Containers[0].Image = "busybox:2"
+	deleting := testPod(corev1.RestartPolicyAlways, "app")
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Unix(200, 0)}
+
+	tests := []struct {
+		name   string
+		pod    *corev1.Pod
+		status *PodStatus
+		want   PodActions
+	}{
+		{"new pod: sandbox and every container", always, &PodStatus{},
+			PodActions{KillPod: true, CreateSandbox: true, Attempt: 0, ContainersToStart: []int{0, 1}, ContainersToKill: noKill}},
+		{"all running: nothing to do", always, &PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{running(always, 0, "c1"), running(always, 1, "c2")}},
+			PodActions{SandboxID: "sb1", ContainersToKill: noKill}},
+		{"sandbox died: kill, new sandbox with the next attempt, start all", always,
+			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{dead}, Containers: []*ContainerStatus{running(always, 0, "c1")}},
+			PodActions{KillPod: true, CreateSandbox: true, Attempt: 1, ContainersToStart: []int{0, 1}, ContainersToKill: noKill}},
+		{"sandbox without IP: recreate", always,
+			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{sandbox("sb1", 2, runtimeapi.PodSandboxState_SANDBOX_READY, "")}},
+			PodActions{KillPod: true, CreateSandbox: true, Attempt: 3, ContainersToStart: []int{0, 1}, ContainersToKill: noKill}},
+		{"Always: exited container restarts", always,
+			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{exited(always, 0, "c1", 0), running(always, 1, "c2")}},
+			PodActions{SandboxID: "sb1", ContainersToStart: []int{0}, ContainersToKill: noKill}},
+		{"OnFailure: failed container restarts", onFailure,
+			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{exited(onFailure, 0, "c1", 1)}},
+			PodActions{SandboxID: "sb1", ContainersToStart: []int{0}, ContainersToKill: noKill}},
+		{"OnFailure: succeeded container stays, sandbox stops", onFailure,
+			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{exited(onFailure, 0, "c1", 0)}},
+			PodActions{KillPod: true, SandboxID: "sb1", ContainersToKill: noKill}},
+		{"OnFailure: dead sandbox does not rerun a succeeded container", onFailure,
+			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{dead}, Containers: []*ContainerStatus{exited(onFailure, 0, "c1", 0)}},
+			PodActions{KillPod: true, CreateSandbox: true, Attempt: 1, ContainersToKill: noKill}},
+		{"Never: failed container stays dead", never,
+			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{exited(never, 0, "c1", 3)}},
+			PodActions{KillPod: true, SandboxID: "sb1", ContainersToKill: noKill}},
+		{"Never: dead sandbox after a run is not recreated", never,
+			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{dead}, Containers: []*ContainerStatus{exited(never, 0, "c1", 0)}},
+			PodActions{KillPod: true, ContainersToKill: noKill}},
+		{"spec hash changed: kill and start again", changed,
+			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{changedStatus}},
+			PodActions{SandboxID: "sb1", ContainersToStart: []int{0}, ContainersToKill: map[string]KillReason{"c1": {Name: "app", Message: "Container definition changed, will be restarted"}}}},
+		{"container not in spec is killed", testPod(corev1.RestartPolicyAlways, "app"),
+			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{
+				running(testPod(corev1.RestartPolicyAlways, "app"), 0, "c1"), running(testPod(corev1.RestartPolicyAlways, "old"), 0, "c9")}},
+			PodActions{SandboxID: "sb1", ContainersToKill: map[string]KillReason{"c9": {Name: "old", Message: "Container is not in the pod spec"}}}},
+		{"pod being deleted: nothing restarts, everything stops", deleting,
+			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{exited(deleting, 0, "c1", 1)}},
+			PodActions{KillPod: true, SandboxID: "sb1", ContainersToKill: noKill}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := computePodActions(tc.pod, tc.status)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("computePodActions =\n  %+v\nwant\n  %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Resources are resized in place, so they are not part of the hash; the image is.
+func TestHashContainer(t *testing.T) {
+	c := corev1.Container{Name: "app", Image: "busybox"}
+	h := HashContainer(&c)
+	c.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: *resourceQuantity("1")}
+	if HashContainer(&c) != h {
+		t.Error("a resources change altered the hash")
+	}
+	c.Image = "busybox:2"
+	if HashContainer(&c) == h {
+		t.Error("an image change did not alter the hash")
+	}
+}
+
+func resourceQuantity(s string) *resource.Quantity {
+	q := resource.MustParse(s)
+	return &q
+}

@@ -1,0 +1,104 @@
+package kuberuntime
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// sandboxConfig is the CRI PodSandboxConfig of a pod (upstream: kuberuntime_sandbox.go).
+func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
+	cfg := &runtimeapi.PodSandboxConfig{
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
+		LogDirectory: podLogDir(m.podLogsDir, pod.Namespace, pod.Name, pod.UID),
+		Labels:       sandboxLabels(pod),
+		Annotations:  pod.Annotations,
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)},
+		},
+	}
+	// A host-network pod shares the node's UTS namespace, so it must not set a hostname.
+	if !pod.Spec.HostNetwork {
+		cfg.Hostname = pod.Name
+		if pod.Spec.Hostname != "" {
+			cfg.Hostname = pod.Spec.Hostname
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.HostPort == 0 {
+				continue
+			}
+			cfg.PortMappings = append(cfg.PortMappings, &runtimeapi.PortMapping{
+				Protocol: protocol(p.Protocol), ContainerPort: p.ContainerPort, HostPort: p.HostPort, HostIp: p.HostIP,
+			})
+		}
+	}
+	return cfg
+}
+
+func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
+	ns := &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}
+	if pod.Spec.HostNetwork {
+		ns.Network = runtimeapi.NamespaceMode_NODE
+	}
+	if pod.Spec.HostPID {
+		ns.Pid = runtimeapi.NamespaceMode_NODE
+	} else if pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace {
+		ns.Pid = runtimeapi.NamespaceMode_POD
+	}
+	if pod.Spec.HostIPC {
+		ns.Ipc = runtimeapi.NamespaceMode_NODE
+	}
+	return ns
+}
+
+func protocol(p corev1.Protocol) runtimeapi.Protocol {
+	switch p {
+	case corev1.ProtocolUDP:
+		return runtimeapi.Protocol_UDP
+	case corev1.ProtocolSCTP:
+		return runtimeapi.Protocol_SCTP
+	default:
+		return runtimeapi.Protocol_TCP
+	}
+}
+
+func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt uint32) (string, error) {
+	resp, err := m.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: m.sandboxConfig(pod, attempt)})
+	if err != nil {
+		return "", fmt.Errorf("run pod sandbox: %w", err)
+	}
+	return resp.GetPodSandboxId(), nil
+}
+
+// containerConfig is the CRI ContainerConfig of one container (upstream:
+// kuberuntime_container.go generateContainerConfig). Env vars from Secrets and ConfigMaps are the
+// secret-manager issue's; here only literal values.
+func (m *Manager) containerConfig(pod *corev1.Pod, c *corev1.Container, restartCount int, imageRef string) *runtimeapi.ContainerConfig {
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)},
+		Image:       &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},
+		Command:     c.Command,
+		Args:        c.Args,
+		WorkingDir:  c.WorkingDir,
+		Labels:      containerLabels(pod, c),
+		Annotations: containerAnnotations(pod, c, restartCount),
+		LogPath:     containerLogPath(c.Name, restartCount),
+		Stdin:       c.Stdin,
+		StdinOnce:   c.StdinOnce,
+		Tty:         c.TTY,
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
+		}
+	}
+	return cfg
+}
+
+func isNotFound(err error) bool { return status.Code(err) == codes.NotFound }

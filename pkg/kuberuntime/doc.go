@@ -1,0 +1,22 @@
+// Package kuberuntime turns a pod spec into CRI calls: it is the only package that knows what a
+// sandbox, a container instance and an image are. The kubelet's pod workers call SyncPod and
+// KillPod; PLEG and housekeeping call GetPods and GetPodStatus.
+//
+// Upstream counterpart: pkg/kubelet/kuberuntime (kuberuntime_manager.go SyncPod and
+// computePodActions, kuberuntime_sandbox.go, kuberuntime_container.go, labels.go).
+//
+// One SyncPod is:
+//
+//	computePodActions(pod, runtime status)       ← pure, table-tested
+//	  new sandbox? (none, died, >1 ready, network mode changed, no IP)
+//	  containers to start (never ran, or exited and restartPolicy says so)
+//	  containers to kill (spec hash changed, not in spec)
+//	KillPod / stop containers → RunPodSandbox → for each container to start:
+//	  crash-loop backoff (10 s doubling to 300 s) → image (imagePullPolicy, pull backoff)
+//	  → CreateContainer (labels io.kubernetes.*, hash and restart count annotations,
+//	    log <pod-logs-dir>/<ns>_<name>_<uid>/<container>/<restart>.log) → StartContainer
+//
+// Containers are mapped back to pods only through their labels, so a restarted kubelet adopts
+// what is running. Stopping or removing what is already gone is success, as CRI says.
+// Simplified: no init or sidecar containers, probes, resize, or env from Secrets/ConfigMaps yet.
+package kuberuntime

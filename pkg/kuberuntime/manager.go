@@ -1,0 +1,295 @@
+package kuberuntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/flowcontrol"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// Waiting reasons the real kubelet shows in containerStatuses[].state.waiting.reason.
+const (
+	ReasonCrashLoopBackOff   = "CrashLoopBackOff"
+	ReasonErrImagePull       = "ErrImagePull"
+	ReasonImagePullBackOff   = "ImagePullBackOff"
+	ReasonErrImageNeverPull  = "ErrImageNeverPull"
+	ReasonCreateContainerErr = "CreateContainerError"
+	ReasonRunContainerError  = "RunContainerError"
+	ReasonCreateSandboxError = "CreatePodSandboxError"
+)
+
+// Config configures the runtime manager.
+type Config struct {
+	// Runtime and Image are the CRI services (pkg/cri/remote's Client has both). Required.
+	Runtime runtimeapi.RuntimeServiceClient
+	Image   runtimeapi.ImageServiceClient
+	// PodLogsDir is where container logs go: <dir>/<ns>_<name>_<uid>/<container>/<n>.log. Required.
+	PodLogsDir string
+	// Clock defaults to the real clock; it drives the crash-loop and image-pull backoffs.
+	Clock clock.Clock
+}
+
+// Manager turns pod specs into CRI calls (upstream: kuberuntime_manager.go).
+type Manager struct {
+	runtime    runtimeapi.RuntimeServiceClient
+	image      runtimeapi.ImageServiceClient
+	podLogsDir string
+	clock      clock.Clock
+
+	// crashBackoff delays restarts of a crashing container: 10 s doubling to 300 s, keyed by
+	// pod and container (upstream: kubelet.go backOff, MaxContainerBackOff).
+	crashBackoff *flowcontrol.Backoff
+	// pullBackoff delays retries of a failed image pull, keyed by pod and image.
+	pullBackoff *flowcontrol.Backoff
+	pullMu      sync.Mutex // one pull at a time (serializeImagePulls)
+}
+
+// New validates cfg.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Runtime == nil || cfg.Image == nil || cfg.PodLogsDir == "" {
+		return nil, errors.New("kuberuntime: Runtime, Image and PodLogsDir are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	crash := flowcontrol.NewBackOff(10*time.Second, 300*time.Second)
+	pull := flowcontrol.NewBackOff(10*time.Second, 300*time.Second)
+	crash.Clock, pull.Clock = cfg.Clock, cfg.Clock
+	return &Manager{
+		runtime:      cfg.Runtime,
+		image:        cfg.Image,
+		podLogsDir:   cfg.PodLogsDir,
+		clock:        cfg.Clock,
+		crashBackoff: crash,
+		pullBackoff:  pull,
+	}, nil
+}
+
+// ContainerError is why a container could not be started in this sync; Reason is the waiting
+// reason the pod status shows.
+type ContainerError struct {
+	Name    string
+	Reason  string
+	Message string
+}
+
+func (e ContainerError) Error() string { return fmt.Sprintf("%s: %s: %s", e.Name, e.Reason, e.Message) }
+
+// SyncResult is what one SyncPod did not manage.
+type SyncResult struct {
+	// SandboxError is set when a new sandbox could not be created.
+	SandboxError error
+	// ContainerErrors by container name.
+	ContainerErrors map[string]ContainerError
+}
+
+// Err joins everything that went wrong, or nil.
+func (r SyncResult) Err() error {
+	errs := []error{r.SandboxError}
+	for _, e := range r.ContainerErrors {
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+// SyncPod makes the runtime match the pod: compute the actions, then kill, create the sandbox,
+// pull images and start containers (upstream: kubeGenericRuntimeManager.SyncPod).
+func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *PodStatus) SyncResult {
+	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod))
+	result := SyncResult{ContainerErrors: map[string]ContainerError{}}
+	actions := computePodActions(pod, status)
+	logger.V(4).Info("Computed pod actions", "actions", actions)
+
+	// 1. Kill what must go.
+	if actions.KillPod {
+		if err := m.KillPod(ctx, status, gracePeriod(pod)); err != nil {
+			result.SandboxError = err
+			return result
+		}
+	} else {
+		for id, why := range actions.ContainersToKill {
+			logger.V(2).Info("Killing container", "container", why.Name, "reason", why.Message)
+			if err := m.stopContainer(ctx, id, gracePeriod(pod)); err != nil {
+				result.ContainerErrors[why.Name] = ContainerError{Name: why.Name, Reason: "KillContainerError", Message: err.Error()}
+			}
+		}
+	}
+
+	// 2. A new sandbox, if needed.
+	sandboxID := actions.SandboxID
+	if actions.CreateSandbox {
+		id, err := m.createSandbox(ctx, pod, actions.Attempt)
+		if err != nil {
+			result.SandboxError = fmt.Errorf("%s: %w", ReasonCreateSandboxError, err)
+			return result
+		}
+		logger.V(2).Info("Created pod sandbox", "sandbox", id, "attempt", actions.Attempt)
+		sandboxID = id
+	}
+	if len(actions.ContainersToStart) == 0 {
+		return result
+	}
+	sandboxConfig := m.sandboxConfig(pod, actions.Attempt)
+
+	// 3. Start containers, each behind its crash-loop backoff.
+	for _, i := range actions.ContainersToStart {
+		c := &pod.Spec.Containers[i]
+		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig); err != nil {
+			result.ContainerErrors[c.Name] = *err
+			logger.V(2).Info("Container not started", "container", c.Name, "reason", err.Reason, "message", err.Message)
+		}
+	}
+	return result
+}
+
+func gracePeriod(pod *corev1.Pod) int64 {
+	if pod.DeletionGracePeriodSeconds != nil {
+		return *pod.DeletionGracePeriodSeconds
+	}
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		return *pod.Spec.TerminationGracePeriodSeconds
+	}
+	return 30
+}
+
+// startContainer starts one container: backoff check, image, create, start.
+func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, status *PodStatus, sandboxID string, sandboxConfig *runtimeapi.PodSandboxConfig) *ContainerError {
+	restartCount := 0
+	if prev := status.FindContainer(c.Name); prev != nil {
+		restartCount = prev.RestartCount + 1
+		if prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+			key := backoffKey(pod, c)
+			if m.crashBackoff.IsInBackOffSince(key, prev.FinishedAt) {
+				return &ContainerError{Name: c.Name, Reason: ReasonCrashLoopBackOff,
+					Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)",
+						m.crashBackoff.Get(key), c.Name, pod.Name, pod.Namespace, pod.UID)}
+			}
+			m.crashBackoff.Next(key, prev.FinishedAt)
+		}
+	}
+	imageRef, cerr := m.ensureImage(ctx, pod, c, sandboxConfig)
+	if cerr != nil {
+		return cerr
+	}
+	logDir := podLogDir(m.podLogsDir, pod.Namespace, pod.Name, pod.UID)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return &ContainerError{Name: c.Name, Reason: ReasonCreateContainerErr, Message: err.Error()}
+	}
+	created, err := m.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
+		PodSandboxId:  sandboxID,
+		Config:        m.containerConfig(pod, c, restartCount, imageRef),
+		SandboxConfig: sandboxConfig,
+	})
+	if err != nil {
+		return &ContainerError{Name: c.Name, Reason: ReasonCreateContainerErr, Message: err.Error()}
+	}
+	if _, err := m.runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: created.GetContainerId()}); err != nil {
+		return &ContainerError{Name: c.Name, Reason: ReasonRunContainerError, Message: err.Error()}
+	}
+	klog.FromContext(ctx).V(2).Info("Started container", "pod", klog.KObj(pod), "container", c.Name, "containerID", created.GetContainerId(), "restartCount", restartCount)
+	return nil
+}
+
+func backoffKey(pod *corev1.Pod, c *corev1.Container) string {
+	return fmt.Sprintf("%s_%s_%s_%s", pod.Namespace, pod.Name, pod.UID, c.Name)
+}
+
+// ensureImage pulls the image as imagePullPolicy says, behind a per-image backoff.
+func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sandboxConfig *runtimeapi.PodSandboxConfig) (string, *ContainerError) {
+	spec := &runtimeapi.ImageSpec{Image: c.Image}
+	present := ""
+	if c.ImagePullPolicy != corev1.PullAlways {
+		st, err := m.image.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec})
+		if err != nil {
+			return "", &ContainerError{Name: c.Name, Reason: ReasonErrImagePull, Message: err.Error()}
+		}
+		present = st.GetImage().GetId()
+	}
+	if present != "" {
+		return present, nil
+	}
+	if c.ImagePullPolicy == corev1.PullNever {
+		return "", &ContainerError{Name: c.Name, Reason: ReasonErrImageNeverPull,
+			Message: fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)}
+	}
+	key := pod.Namespace + "_" + pod.Name + "_" + string(pod.UID) + "_" + c.Image
+	if m.pullBackoff.IsInBackOffSinceUpdate(key, m.clock.Now()) {
+		return "", &ContainerError{Name: c.Name, Reason: ReasonImagePullBackOff, Message: fmt.Sprintf("Back-off pulling image %q", c.Image)}
+	}
+	m.pullMu.Lock()
+	resp, err := m.image.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sandboxConfig})
+	m.pullMu.Unlock()
+	if err != nil {
+		m.pullBackoff.Next(key, m.clock.Now())
+		return "", &ContainerError{Name: c.Name, Reason: ReasonErrImagePull, Message: fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)}
+	}
+	m.pullBackoff.Reset(key)
+	return resp.GetImageRef(), nil
+}
+
+// KillPod stops every running container of the pod (within gracePeriod seconds, in parallel) and
+// then its sandboxes. Stopping what is already gone is not an error (CRI: NotFound is success).
+func (m *Manager) KillPod(ctx context.Context, status *PodStatus, gracePeriod int64) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(status.Containers))
+	for _, c := range status.Containers {
+		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			continue
+		}
+		wg.Add(1)
+		go func(id string) {
+			defer wg.Done()
+			errs <- m.stopContainer(ctx, id, gracePeriod)
+		}(c.ID)
+	}
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	for _, s := range status.Sandboxes {
+		if s.GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
+			continue
+		}
+		if _, err := m.runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.GetId()}); err != nil && !isNotFound(err) {
+			all = append(all, fmt.Errorf("stop sandbox %s: %w", s.GetId(), err))
+		}
+	}
+	return errors.Join(all...)
+}
+
+// RemovePod removes every container and sandbox of a pod that is no longer wanted (housekeeping).
+func (m *Manager) RemovePod(ctx context.Context, pod *RunningPod) error {
+	var all []error
+	for _, c := range pod.Containers {
+		if _, err := m.runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c.GetId()}); err != nil && !isNotFound(err) {
+			all = append(all, err)
+		}
+	}
+	for _, s := range pod.Sandboxes {
+		if _, err := m.runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.GetId()}); err != nil && !isNotFound(err) {
+			all = append(all, err)
+		}
+		if _, err := m.runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: s.GetId()}); err != nil && !isNotFound(err) {
+			all = append(all, err)
+		}
+	}
+	return errors.Join(all...)
+}
+
+func (m *Manager) stopContainer(ctx context.Context, id string, gracePeriod int64) error {
+	_, err := m.runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: gracePeriod})
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("stop container %s: %w", id, err)
+	}
+	return nil
+}
