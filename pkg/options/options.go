@@ -119,6 +119,9 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 	if o.Kubeconfig == "" {
 		o.Kubeconfig = filepath.Join(o.RootDir, "kubeconfig")
 	}
+	if o.ContainerRuntimeEndpoint == "" {
+		o.ContainerRuntimeEndpoint = o.Config.ContainerRuntimeEndpoint // the config file's, if any
+	}
 	o.NodeName = strings.ToLower(strings.TrimSpace(o.HostnameOverride))
 	if o.NodeName == "" {
 		h, err := os.Hostname()

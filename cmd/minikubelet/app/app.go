@@ -79,7 +79,7 @@ Flags follow the real kubelet's; a KubeletConfiguration file can be given with -
 		}
 		return run(ctx, opts)
 	}
-	cmd.AddCommand(newVersionCommand())
+	cmd.AddCommand(newVersionCommand(), newFakeRuntimeCommand())
 	return cmd
 }
 

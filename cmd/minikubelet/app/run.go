@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +18,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/bootstrap"
+	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/pkg/cri/remote"
 	"github.com/minikubelet/minikubelet/pkg/kubelet"
 	"github.com/minikubelet/minikubelet/pkg/lease"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
@@ -77,7 +80,24 @@ func run(ctx context.Context, o *options.Options) error {
 		}
 	}
 
-	// 6. Node registration and status.
+	// 6. The container runtime, over CRI gRPC: the built-in fake runtime (served in-process on
+	// <root-dir>/fake-runtime.sock) unless --container-runtime-endpoint names one.
+	endpoint := o.ContainerRuntimeEndpoint
+	if endpoint == "" {
+		stopFake, ep, err := startFakeRuntime(ctx, filepath.Join(o.RootDir, "fake-runtime.sock"))
+		if err != nil {
+			return err
+		}
+		defer stopFake()
+		endpoint = ep
+	}
+	cri, err := remote.Dial(ctx, endpoint, cfg.RuntimeRequestTimeout.Duration)
+	if err != nil {
+		return err
+	}
+	defer cri.Close()
+
+	// 7. Node registration and status; the node is Ready only while the runtime is.
 	nodeIP := net.ParseIP(o.NodeIP)
 	if nodeIP == nil {
 		if nodeIP, err = nodestatus.DetectNodeIP(o.NodeName); err != nil {
@@ -103,8 +123,12 @@ func run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return err
 	}
+	status.AddReadinessCheck(kubelet.RuntimeReadinessCheck(cri.Runtime, 5*time.Second))
+	status.SetRuntimeVersion(func() string {
+		return cri.Version().GetRuntimeName() + "://" + cri.Version().GetRuntimeVersion()
+	})
 
-	// 7. Lease heartbeat.
+	// 8. Lease heartbeat.
 	heartbeat, err := lease.New(lease.Config{
 		Client:   heartbeatClient,
 		NodeName: o.NodeName,
@@ -119,6 +143,28 @@ func run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 	return k.Run(ctx)
+}
+
+// startFakeRuntime serves the fake CRI runtime on socket until ctx ends; stop waits for it.
+func startFakeRuntime(ctx context.Context, socket string) (stop func(), endpoint string, err error) {
+	rt, err := fake.New(fake.Config{Socket: socket})
+	if err != nil {
+		return nil, "", fmt.Errorf("start the built-in fake runtime: %w", err)
+	}
+	logger := klog.FromContext(ctx).WithName("fake-runtime")
+	served := make(chan error, 1)
+	go func() { served <- rt.Serve(klog.NewContext(ctx, logger)) }()
+	select {
+	case <-rt.Ready():
+	case err := <-served:
+		return nil, "", fmt.Errorf("serve the built-in fake runtime on %s: %w", socket, err)
+	}
+	logger.Info("Serving the built-in fake CRI runtime", "endpoint", rt.Endpoint())
+	return func() {
+		if err := <-served; err != nil {
+			logger.Error(err, "The fake runtime stopped with an error")
+		}
+	}, rt.Endpoint(), nil
 }
 
 // newClients returns the main client (rate-limited by kubeAPIQPS/Burst) and the heartbeat client

@@ -78,6 +78,7 @@ type Runtime struct {
 	events     *eventBus
 	faults     faults
 	netConfig  *runtimeapi.RuntimeConfig // last UpdateRuntimeConfig
+	served     bool                      // Serve was called
 	stopped    bool                      // Serve is shutting down; timers no longer fire
 	logger     klog.Logger               // for work not tied to a call (program steps); set by Serve
 }
@@ -153,6 +154,11 @@ func (r *Runtime) Serve(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("fake-runtime")
 	ctx = klog.NewContext(ctx, logger)
 	r.mu.Lock()
+	if r.served {
+		r.mu.Unlock()
+		return errors.New("fake runtime: Serve may be called only once")
+	}
+	r.served = true
 	r.logger = logger
 	r.mu.Unlock()
 

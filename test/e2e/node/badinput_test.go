@@ -65,6 +65,7 @@ type clientcmdConfig struct {
 
 // Bad input gets one clear line that says what is wrong and what to do, and exit status 1.
 func TestBadInputsExitWithAClearMessage(t *testing.T) {
+	t.Cleanup(func() { deleteNodeArtifacts(t, "e2e-bad-input") })
 	badConfig := writeFile(t, "config.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: -3\n")
 	typoConfig := writeFile(t, "typo.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nnodeStatusUpdateFrequncy: 10s\n")
 	wrongKind := writeFile(t, "kind.yaml", "apiVersion: v1\nkind: ConfigMap\n")
@@ -93,6 +94,8 @@ func TestBadInputsExitWithAClearMessage(t *testing.T) {
 		{"bootstrap kubeconfig without CA", []string{"--bootstrap-kubeconfig", noCA}, []string{"has no certificate-authority"}},
 		{"insecure bootstrap kubeconfig", []string{"--bootstrap-kubeconfig", insecure}, []string{"never skips TLS verification"}},
 		{"wrong token", []string{"--bootstrap-kubeconfig", wrongToken}, []string{"401 Unauthorized", "wrong or expired"}},
+		{"unreachable runtime", []string{"--bootstrap-kubeconfig", cluster.BootstrapKubeconfig, "--container-runtime-endpoint", "unix:///nonexistent/containerd.sock"},
+			[]string{"cannot reach the container runtime at unix:///nonexistent/containerd.sock", "is it running?"}},
 		{"cert dir not writable", []string{"--bootstrap-kubeconfig", cluster.BootstrapKubeconfig, "--cert-dir", "/proc/minikubelet-pki"}, []string{"--cert-dir /proc/minikubelet-pki"}},
 	}
 	for _, tc := range tests {
