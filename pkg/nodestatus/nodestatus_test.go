@@ -130,7 +130,7 @@ func TestSyncOnceReportsOnChangeOrInterval(t *testing.T) {
 		t.Errorf("unchanged status after 10s: %d patches, want 0", n)
 	}
 
-	var runtimeDown error = errors.New("connection refused")
+	runtimeDown := errors.New("connection refused")
 	m.AddReadinessCheck(ReadinessCheck{Name: "container runtime", Check: func() error { return runtimeDown }})
 	clk.Step(10 * time.Second)
 	if err := m.syncOnce(ctx); err != nil {

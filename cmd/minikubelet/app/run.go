@@ -95,7 +95,7 @@ func run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return err
 	}
-	defer cri.Close()
+	defer func() { _ = cri.Close() }()
 
 	// 7. Node registration and status; the node is Ready only while the runtime is.
 	nodeIP := net.ParseIP(o.NodeIP)
