@@ -94,3 +94,16 @@ func conditionsString(csr *certificatesv1.CertificateSigningRequest) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// `minikubelet version` names the Kubernetes release it is built against (read from the binary's
+// module information, which only a real build carries); --help works.
+func TestVersionAndHelp(t *testing.T) {
+	code, out := framework.RunToExit(t, time.Minute, minikubelet, "version")
+	if code != 0 || !strings.Contains(out, "Kubernetes v1.36.3 (k8s.io modules v0.36.3)") || !strings.HasPrefix(out, "minikubelet ") {
+		t.Errorf("minikubelet version: exit %d\n%s", code, out)
+	}
+	code, out = framework.RunToExit(t, time.Minute, minikubelet, "--help")
+	if code != 0 || !strings.Contains(out, "--bootstrap-kubeconfig") || !strings.Contains(out, "fake-runtime") {
+		t.Errorf("minikubelet --help: exit %d\n%s", code, out)
+	}
+}
