@@ -3,6 +3,8 @@ package kuberuntime
 import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 // PodActions is what SyncPod must do to bring the runtime in line with a pod's spec (upstream:
@@ -31,7 +33,7 @@ type KillReason struct {
 // computePodActions decides, from the pod's spec and what the runtime has, what to do. It is a
 // pure function; SyncPod carries the result out. Simplified from upstream: no init or sidecar
 // containers, no probes, no in-place resize.
-func computePodActions(pod *corev1.Pod, status *PodStatus) PodActions {
+func computePodActions(pod *corev1.Pod, status *kubecontainer.PodStatus) PodActions {
 	actions := PodActions{ContainersToKill: map[string]KillReason{}}
 	createSandbox, attempt, sandboxID := sandboxChanged(pod, status)
 	if createSandbox {
@@ -85,7 +87,7 @@ func computePodActions(pod *corev1.Pod, status *PodStatus) PodActions {
 
 // sandboxChanged reports whether the pod needs a new sandbox, the attempt number to give it, and
 // otherwise the ID of the sandbox to use (upstream: podSandboxChanged).
-func sandboxChanged(pod *corev1.Pod, status *PodStatus) (bool, uint32, string) {
+func sandboxChanged(pod *corev1.Pod, status *kubecontainer.PodStatus) (bool, uint32, string) {
 	if len(status.Sandboxes) == 0 {
 		return true, 0, ""
 	}
@@ -117,7 +119,7 @@ func hostNetwork(s *runtimeapi.PodSandboxStatus) bool {
 // shouldRestart decides whether a container that is not running should be started (again):
 // never during deletion; always if it never ran; otherwise by restartPolicy (upstream:
 // kubecontainer.ShouldContainerBeRestarted).
-func shouldRestart(pod *corev1.Pod, cs *ContainerStatus) bool {
+func shouldRestart(pod *corev1.Pod, cs *kubecontainer.ContainerStatus) bool {
 	if pod.DeletionTimestamp != nil {
 		return false
 	}
@@ -134,6 +136,6 @@ func shouldRestart(pod *corev1.Pod, cs *ContainerStatus) bool {
 	}
 }
 
-func succeeded(cs *ContainerStatus) bool {
+func succeeded(cs *kubecontainer.ContainerStatus) bool {
 	return cs != nil && cs.State == runtimeapi.ContainerState_CONTAINER_EXITED && cs.ExitCode == 0
 }

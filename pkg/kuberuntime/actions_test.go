@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 func testPod(policy corev1.RestartPolicy, names ...string) *corev1.Pod {
@@ -29,14 +31,14 @@ func sandbox(id string, attempt uint32, state runtimeapi.PodSandboxState, ip str
 	}
 }
 
-func running(pod *corev1.Pod, i int, id string) *ContainerStatus {
+func running(pod *corev1.Pod, i int, id string) *kubecontainer.ContainerStatus {
 	c := &pod.Spec.Containers[i]
-	return &ContainerStatus{ID: id, Name: c.Name, State: runtimeapi.ContainerState_CONTAINER_RUNNING, Hash: HashContainer(c)}
+	return &kubecontainer.ContainerStatus{ID: id, Name: c.Name, State: runtimeapi.ContainerState_CONTAINER_RUNNING, Hash: HashContainer(c)}
 }
 
-func exited(pod *corev1.Pod, i int, id string, code int32) *ContainerStatus {
+func exited(pod *corev1.Pod, i int, id string, code int32) *kubecontainer.ContainerStatus {
 	c := &pod.Spec.Containers[i]
-	return &ContainerStatus{ID: id, Name: c.Name, State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: code, Hash: HashContainer(c), FinishedAt: time.Unix(100, 0)}
+	return &kubecontainer.ContainerStatus{ID: id, Name: c.Name, State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: code, Hash: HashContainer(c), FinishedAt: time.Unix(100, 0)}
 }
 
 // The decisions of upstream computePodActions / ShouldContainerBeRestarted, one row each.
@@ -57,46 +59,46 @@ func TestComputePodActions(t *testing.T) {
 	tests := []struct {
 		name   string
 		pod    *corev1.Pod
-		status *PodStatus
+		status *kubecontainer.PodStatus
 		want   PodActions
 	}{
-		{"new pod: sandbox and every container", always, &PodStatus{},
+		{"new pod: sandbox and every container", always, &kubecontainer.PodStatus{},
 			PodActions{KillPod: true, CreateSandbox: true, Attempt: 0, ContainersToStart: []int{0, 1}, ContainersToKill: noKill}},
-		{"all running: nothing to do", always, &PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{running(always, 0, "c1"), running(always, 1, "c2")}},
+		{"all running: nothing to do", always, &kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*kubecontainer.ContainerStatus{running(always, 0, "c1"), running(always, 1, "c2")}},
 			PodActions{SandboxID: "sb1", ContainersToKill: noKill}},
 		{"sandbox died: kill, new sandbox with the next attempt, start all", always,
-			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{dead}, Containers: []*ContainerStatus{running(always, 0, "c1")}},
+			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{dead}, Containers: []*kubecontainer.ContainerStatus{running(always, 0, "c1")}},
 			PodActions{KillPod: true, CreateSandbox: true, Attempt: 1, ContainersToStart: []int{0, 1}, ContainersToKill: noKill}},
 		{"sandbox without IP: recreate", always,
-			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{sandbox("sb1", 2, runtimeapi.PodSandboxState_SANDBOX_READY, "")}},
+			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{sandbox("sb1", 2, runtimeapi.PodSandboxState_SANDBOX_READY, "")}},
 			PodActions{KillPod: true, CreateSandbox: true, Attempt: 3, ContainersToStart: []int{0, 1}, ContainersToKill: noKill}},
 		{"Always: exited container restarts", always,
-			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{exited(always, 0, "c1", 0), running(always, 1, "c2")}},
+			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*kubecontainer.ContainerStatus{exited(always, 0, "c1", 0), running(always, 1, "c2")}},
 			PodActions{SandboxID: "sb1", ContainersToStart: []int{0}, ContainersToKill: noKill}},
 		{"OnFailure: failed container restarts", onFailure,
-			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{exited(onFailure, 0, "c1", 1)}},
+			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*kubecontainer.ContainerStatus{exited(onFailure, 0, "c1", 1)}},
 			PodActions{SandboxID: "sb1", ContainersToStart: []int{0}, ContainersToKill: noKill}},
 		{"OnFailure: succeeded container stays, sandbox stops", onFailure,
-			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{exited(onFailure, 0, "c1", 0)}},
+			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*kubecontainer.ContainerStatus{exited(onFailure, 0, "c1", 0)}},
 			PodActions{KillPod: true, SandboxID: "sb1", ContainersToKill: noKill}},
 		{"OnFailure: dead sandbox does not rerun a succeeded container", onFailure,
-			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{dead}, Containers: []*ContainerStatus{exited(onFailure, 0, "c1", 0)}},
+			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{dead}, Containers: []*kubecontainer.ContainerStatus{exited(onFailure, 0, "c1", 0)}},
 			PodActions{KillPod: true, CreateSandbox: true, Attempt: 1, ContainersToKill: noKill}},
 		{"Never: failed container stays dead", never,
-			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{exited(never, 0, "c1", 3)}},
+			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*kubecontainer.ContainerStatus{exited(never, 0, "c1", 3)}},
 			PodActions{KillPod: true, SandboxID: "sb1", ContainersToKill: noKill}},
 		{"Never: dead sandbox after a run is not recreated", never,
-			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{dead}, Containers: []*ContainerStatus{exited(never, 0, "c1", 0)}},
+			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{dead}, Containers: []*kubecontainer.ContainerStatus{exited(never, 0, "c1", 0)}},
 			PodActions{KillPod: true, ContainersToKill: noKill}},
 		{"spec hash changed: kill and start again", changed,
-			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{changedStatus}},
+			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*kubecontainer.ContainerStatus{changedStatus}},
 			PodActions{SandboxID: "sb1", ContainersToStart: []int{0}, ContainersToKill: map[string]KillReason{"c1": {Name: "app", Message: "Container definition changed, will be restarted"}}}},
 		{"container not in spec is killed", testPod(corev1.RestartPolicyAlways, "app"),
-			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{
+			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*kubecontainer.ContainerStatus{
 				running(testPod(corev1.RestartPolicyAlways, "app"), 0, "c1"), running(testPod(corev1.RestartPolicyAlways, "old"), 0, "c9")}},
 			PodActions{SandboxID: "sb1", ContainersToKill: map[string]KillReason{"c9": {Name: "old", Message: "Container is not in the pod spec"}}}},
 		{"pod being deleted: nothing restarts, everything stops", deleting,
-			&PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*ContainerStatus{exited(deleting, 0, "c1", 1)}},
+			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*kubecontainer.ContainerStatus{exited(deleting, 0, "c1", 1)}},
 			PodActions{KillPod: true, SandboxID: "sb1", ContainersToKill: noKill}},
 	}
 	for _, tc := range tests {

@@ -13,6 +13,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 // Waiting reasons the real kubelet shows in containerStatuses[].state.waiting.reason.
@@ -102,7 +104,7 @@ func (r SyncResult) Err() error {
 
 // SyncPod makes the runtime match the pod: compute the actions, then kill, create the sandbox,
 // pull images and start containers (upstream: kubeGenericRuntimeManager.SyncPod).
-func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *PodStatus) SyncResult {
+func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus) SyncResult {
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod))
 	result := SyncResult{ContainerErrors: map[string]ContainerError{}}
 	actions := computePodActions(pod, status)
@@ -161,7 +163,7 @@ func gracePeriod(pod *corev1.Pod) int64 {
 }
 
 // startContainer starts one container: backoff check, image, create, start.
-func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, status *PodStatus, sandboxID string, sandboxConfig *runtimeapi.PodSandboxConfig) *ContainerError {
+func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, status *kubecontainer.PodStatus, sandboxID string, sandboxConfig *runtimeapi.PodSandboxConfig) *ContainerError {
 	restartCount := 0
 	if prev := status.FindContainer(c.Name); prev != nil {
 		restartCount = prev.RestartCount + 1
@@ -237,7 +239,7 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 
 // KillPod stops every running container of the pod (within gracePeriod seconds, in parallel) and
 // then its sandboxes. Stopping what is already gone is not an error (CRI: NotFound is success).
-func (m *Manager) KillPod(ctx context.Context, status *PodStatus, gracePeriod int64) error {
+func (m *Manager) KillPod(ctx context.Context, status *kubecontainer.PodStatus, gracePeriod int64) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(status.Containers))
 	for _, c := range status.Containers {
@@ -268,7 +270,7 @@ func (m *Manager) KillPod(ctx context.Context, status *PodStatus, gracePeriod in
 }
 
 // RemovePod removes every container and sandbox of a pod that is no longer wanted (housekeeping).
-func (m *Manager) RemovePod(ctx context.Context, pod *RunningPod) error {
+func (m *Manager) RemovePod(ctx context.Context, pod *kubecontainer.RunningPod) error {
 	var all []error
 	for _, c := range pod.Containers {
 		if _, err := m.runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c.GetId()}); err != nil && !isNotFound(err) {

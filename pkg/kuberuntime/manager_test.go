@@ -17,6 +17,8 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/cri/fake"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 // newFakeRuntime serves the fake CRI runtime on a real unix socket and connects a Manager to it
@@ -69,7 +71,7 @@ func podWithCommand(policy corev1.RestartPolicy, command ...string) *corev1.Pod 
 	}
 }
 
-func podStatus(t *testing.T, ctx context.Context, m *Manager, pod *corev1.Pod) *PodStatus {
+func podStatus(t *testing.T, ctx context.Context, m *Manager, pod *corev1.Pod) *kubecontainer.PodStatus {
 	t.Helper()
 	st, err := m.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	if err != nil {
@@ -136,9 +138,9 @@ func TestSyncPodRunsAndKillsAPod(t *testing.T) {
 func TestCrashLoopBackOff(t *testing.T) {
 	m, clk, ctx, _ := newFakeRuntime(t)
 	pod := podWithCommand(corev1.RestartPolicyAlways, "sh", "-c", "exit 1")
-	waitExited := func(restarts int) *PodStatus {
+	waitExited := func(restarts int) *kubecontainer.PodStatus {
 		t.Helper()
-		var st *PodStatus
+		var st *kubecontainer.PodStatus
 		err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 			st = podStatus(t, ctx, m, pod)
 			c := st.FindContainer("app")

@@ -9,61 +9,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
-// ContainerStatus is the runtime's view of one container instance (upstream:
-// kubecontainer.Status). A pod has one per container instance, so a restarted container appears
-// once per attempt until the old instance is removed.
-type ContainerStatus struct {
-	ID           string
-	Name         string
-	State        runtimeapi.ContainerState
-	CreatedAt    time.Time
-	StartedAt    time.Time
-	FinishedAt   time.Time
-	ExitCode     int32
-	Reason       string
-	Message      string
-	Image        string
-	ImageRef     string
-	Hash         uint64
-	RestartCount int
-}
-
-// PodStatus is the runtime's view of one pod (upstream: kubecontainer.PodStatus): its sandboxes
-// and container instances, newest first.
-type PodStatus struct {
-	ID        types.UID
-	Name      string
-	Namespace string
-	// IPs of the newest ready sandbox.
-	IPs        []string
-	Sandboxes  []*runtimeapi.PodSandboxStatus
-	Containers []*ContainerStatus
-}
-
-// FindContainer returns the newest instance of the named container, or nil.
-func (s *PodStatus) FindContainer(name string) *ContainerStatus {
-	for _, c := range s.Containers {
-		if c.Name == name {
-			return c
-		}
-	}
-	return nil
-}
-
-// RunningPod is a pod as found in the runtime, grouped by the pod UID label (upstream:
-// kubecontainer.Pod). PLEG and housekeeping use it.
-type RunningPod struct {
-	ID         types.UID
-	Name       string
-	Namespace  string
-	Sandboxes  []*runtimeapi.PodSandbox
-	Containers []*runtimeapi.Container
-}
-
 // GetPods lists the runtime's pods. With all=false only ready sandboxes and running containers.
-func (m *Manager) GetPods(ctx context.Context, all bool) ([]*RunningPod, error) {
+func (m *Manager) GetPods(ctx context.Context, all bool) ([]*kubecontainer.RunningPod, error) {
 	sandboxFilter := &runtimeapi.PodSandboxFilter{}
 	containerFilter := &runtimeapi.ContainerFilter{}
 	if !all {
@@ -78,15 +29,15 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*RunningPod, error) 
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	pods := map[types.UID]*RunningPod{}
-	podFor := func(labels map[string]string) *RunningPod {
+	pods := map[types.UID]*kubecontainer.RunningPod{}
+	podFor := func(labels map[string]string) *kubecontainer.RunningPod {
 		uid := types.UID(labels[LabelPodUID])
 		if uid == "" {
 			return nil // not created by a kubelet
 		}
 		p := pods[uid]
 		if p == nil {
-			p = &RunningPod{ID: uid, Name: labels[LabelPodName], Namespace: labels[LabelPodNamespace]}
+			p = &kubecontainer.RunningPod{ID: uid, Name: labels[LabelPodName], Namespace: labels[LabelPodNamespace]}
 			pods[uid] = p
 		}
 		return p
@@ -101,7 +52,7 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*RunningPod, error) 
 			p.Containers = append(p.Containers, c)
 		}
 	}
-	out := make([]*RunningPod, 0, len(pods))
+	out := make([]*kubecontainer.RunningPod, 0, len(pods))
 	for _, p := range pods {
 		out = append(out, p)
 	}
@@ -110,13 +61,13 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*RunningPod, error) 
 }
 
 // GetPodStatus asks the runtime for everything it has of one pod.
-func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*PodStatus, error) {
+func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kubecontainer.PodStatus, error) {
 	byUID := map[string]string{LabelPodUID: string(uid)}
 	sandboxes, err := m.runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{LabelSelector: byUID}})
 	if err != nil {
 		return nil, fmt.Errorf("list sandboxes of pod %s/%s: %w", namespace, name, err)
 	}
-	st := &PodStatus{ID: uid, Name: name, Namespace: namespace}
+	st := &kubecontainer.PodStatus{ID: uid, Name: name, Namespace: namespace}
 	for _, s := range sandboxes.GetItems() {
 		resp, err := m.runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: s.GetId()})
 		if err != nil {
@@ -171,10 +122,10 @@ func sandboxIPs(s *runtimeapi.PodSandboxStatus) []string {
 	return ips
 }
 
-func toContainerStatus(s *runtimeapi.ContainerStatus) *ContainerStatus {
+func toContainerStatus(s *runtimeapi.ContainerStatus) *kubecontainer.ContainerStatus {
 	hash, _ := strconv.ParseUint(s.GetAnnotations()[annotationContainerHash], 16, 64)
 	restarts, _ := strconv.Atoi(s.GetAnnotations()[annotationRestartCount])
-	return &ContainerStatus{
+	return &kubecontainer.ContainerStatus{
 		ID:           s.GetId(),
 		Name:         s.GetMetadata().GetName(),
 		State:        s.GetState(),
