@@ -14,7 +14,7 @@ LDFLAGS := -X github.com/minikubelet/minikubelet/pkg/version.gitVersion=$(GIT_VE
 CLUSTER_DIR ?= _output/cluster
 CLUSTER ?= local
 
-.PHONY: all build test test-unit test-e2e verify cluster-build cluster-up cluster-down cluster-status run debug clean
+.PHONY: all build test test-unit test-fuzz test-e2e verify cluster-build cluster-up cluster-down cluster-status run debug clean
 
 all: build
 
@@ -27,11 +27,17 @@ build:
 ##@ Test
 
 # test: everything CI runs (the README's test command).
-test: test-unit test-e2e
+test: test-unit test-fuzz test-e2e
 
 # test-unit: unit tests of every package, with the race detector.
 test-unit:
 	go test -race -count=1 ./pkg/... ./cmd/...
+
+# test-fuzz: a short, bounded fuzz run of the fake runtime's request handlers (no crash, always a
+# gRPC status); `make test-fuzz FUZZTIME=5m` for a longer one.
+FUZZTIME ?= 20s
+test-fuzz:
+	go test -run '^$$' -fuzz FuzzCreateContainer -fuzztime $(FUZZTIME) ./pkg/cri/fake
 
 # test-e2e: end-to-end tests; each package starts its own local control plane and stops it.
 test-e2e: cluster-build

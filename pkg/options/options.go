@@ -55,6 +55,7 @@ func configFlags(fs *pflag.FlagSet, c *kubeletconfig.KubeletConfiguration) {
 	fs.StringVar(&c.Address, "address", c.Address, "IP address to serve the kubelet API on (config: address)")
 	fs.Int32Var(&c.Port, "port", c.Port, "port to serve the kubelet API on (config: port)")
 	fs.Int32Var(&c.MaxPods, "max-pods", c.MaxPods, "number of pods that can run on this node (config: maxPods)")
+	fs.StringVar(&c.PodLogsDir, "pod-logs-dir", c.PodLogsDir, "directory for container logs, <dir>/<namespace>_<pod>_<uid>/<container>/<restart>.log (config: podLogsDir; default <root-dir>/pod-logs)")
 	fs.StringVar(&c.StaticPodPath, "pod-manifest-path", c.StaticPodPath, "directory of static pod manifests (config: staticPodPath)")
 	fs.DurationVar(&c.NodeStatusUpdateFrequency.Duration, "node-status-update-frequency", c.NodeStatusUpdateFrequency.Duration, "how often the node status is computed (config: nodeStatusUpdateFrequency)")
 	fs.DurationVar(&c.RuntimeRequestTimeout.Duration, "runtime-request-timeout", c.RuntimeRequestTimeout.Duration, "timeout of CRI calls (config: runtimeRequestTimeout)")
@@ -118,6 +119,9 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 	}
 	if o.Kubeconfig == "" {
 		o.Kubeconfig = filepath.Join(o.RootDir, "kubeconfig")
+	}
+	if o.Config.PodLogsDir == "" {
+		o.Config.PodLogsDir = filepath.Join(o.RootDir, "pod-logs")
 	}
 	if o.ContainerRuntimeEndpoint == "" {
 		o.ContainerRuntimeEndpoint = o.Config.ContainerRuntimeEndpoint // the config file's, if any

@@ -77,6 +77,9 @@ func TestDefaultsAndDerivedPaths(t *testing.T) {
 	if o.CertDir != filepath.Join(o.RootDir, "pki") || o.Kubeconfig != filepath.Join(o.RootDir, "kubeconfig") {
 		t.Errorf("cert dir %s, kubeconfig %s: want them under the root dir", o.CertDir, o.Kubeconfig)
 	}
+	if o.Config.PodLogsDir != filepath.Join(o.RootDir, "pod-logs") {
+		t.Errorf("pod logs dir %s, want <root-dir>/pod-logs", o.Config.PodLogsDir)
+	}
 	if o.NodeName != "node-1" {
 		t.Errorf("node name = %s", o.NodeName)
 	}
