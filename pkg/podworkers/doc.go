@@ -1,0 +1,33 @@
+// Package podworkers runs one goroutine per pod: the only place a pod's containers are started or
+// stopped, so that two syncs of one pod never race.
+//
+// Upstream counterpart: pkg/kubelet/pod_workers.go (podWorkers, UpdatePod, podWorkerLoop,
+// SyncKnownPods) — whose long type comment this package's diagram follows.
+//
+// A pod moves one way through four states:
+//
+//	            UpdatePod(create/update/sync)
+//	                 ┌──────┐
+//	                 ▼      │ SyncPod (start what should run)
+//	  (new) ──▶  syncing ───┘
+//	                 │  kill / deletionTimestamp / terminal phase / not desired any more
+//	                 ▼
+//	           terminating ── SyncTerminatingPod(grace) ──▶ stop every container
+//	                 │  nothing runs any more
+//	                 ▼
+//	            terminated ── SyncTerminatedPod ──▶ final status, cleanup
+//	                 │
+//	                 ▼
+//	             finished ── SyncKnownPods (housekeeping), pod no longer desired ──▶ worker removed
+//
+// Each turn of a worker (syncOnce) takes the pending update — updates that arrive while it works
+// coalesce into one — waits for Cache.GetNewerThan(lastSync), so it never acts on a runtime status
+// older than its own last sync, and calls the sync function of its state. A failed sync makes the
+// pod due again after BackOffPeriod, a successful one after ResyncInterval; the syncLoop asks
+// DuePods every second (upstream: the work queue drained on syncCh).
+//
+// Invariants: states only move forward; the grace period only shrinks once terminating; UpdatePod
+// never blocks; a removed pod leaves no goroutine behind.
+// Simplified: no static pod full-name serialisation (a static pod's replacement may start while
+// the old one stops), no "terminated before started" fast path, no pod-level resize.
+package podworkers

@@ -1,0 +1,346 @@
+package podworkers
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
+)
+
+// UpdateType says why a pod worker is asked to sync.
+type UpdateType int
+
+const (
+	SyncPodCreate UpdateType = iota // the pod appeared
+	SyncPodUpdate                   // its spec or metadata changed
+	SyncPodSync                     // periodic or PLEG-triggered resync
+	SyncPodKill                     // stop it (deleted, evicted, orphaned)
+)
+
+func (t UpdateType) String() string {
+	return [...]string{"create", "update", "sync", "kill"}[t]
+}
+
+// UpdatePodOptions is one request to a pod worker.
+type UpdatePodOptions struct {
+	UpdateType UpdateType
+	// Pod is the desired pod. For an orphan found only in the runtime, a minimal pod built from
+	// the runtime's labels (name, namespace, UID).
+	Pod *corev1.Pod
+	// MirrorPod is the API copy of a static pod, if any.
+	MirrorPod *corev1.Pod
+	// GracePeriodOverride, with SyncPodKill, shortens the grace period (never lengthens it).
+	GracePeriodOverride *int64
+}
+
+// Syncer is what a pod worker calls: the kubelet's three sync functions.
+type Syncer interface {
+	// SyncPod brings a running pod towards its spec. isTerminal reports that the pod reached
+	// Succeeded or Failed and should now be terminated. May block on the runtime.
+	SyncPod(ctx context.Context, updateType UpdateType, pod, mirrorPod *corev1.Pod, status *kubecontainer.PodStatus) (isTerminal bool, err error)
+	// SyncTerminatingPod stops every container within gracePeriod seconds. Returns nil only
+	// when nothing of the pod runs any more.
+	SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus, gracePeriod int64) error
+	// SyncTerminatedPod finishes a pod whose containers have stopped: final status, cleanup.
+	SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus) error
+}
+
+// Cache is the PLEG's pod cache: GetNewerThan blocks until it has a status of the pod newer than
+// minTime (so a worker never acts on a status older than its own last sync).
+type Cache interface {
+	GetNewerThan(ctx context.Context, uid types.UID, minTime time.Time) (*kubecontainer.PodStatus, error)
+}
+
+// State is where a pod is in its life, as seen by its worker.
+type State int
+
+const (
+	Syncing     State = iota // running towards its spec
+	Terminating              // containers are being stopped
+	Terminated               // containers stopped; final sync pending
+	Finished                 // SyncTerminatedPod done: waits for housekeeping to remove the worker
+)
+
+func (s State) String() string {
+	return [...]string{"syncing", "terminating", "terminated", "finished"}[s]
+}
+
+// Config configures the pod workers.
+type Config struct {
+	Syncer Syncer // required
+	Cache  Cache  // required
+	// ResyncInterval is how long after a successful sync a pod is due again (syncFrequency, 1 min).
+	ResyncInterval time.Duration
+	// BackOffPeriod is how long after a failed sync a pod is due again (upstream: 10 s).
+	BackOffPeriod time.Duration
+	Clock         clock.Clock
+}
+
+// podStatus is the worker-side record of one pod.
+type podStatus struct {
+	state       State
+	pod         *corev1.Pod // the latest desired pod
+	mirrorPod   *corev1.Pod
+	gracePeriod int64 // set when terminating starts; only ever shrinks
+	pending     *UpdatePodOptions
+	working     bool
+	nextSync    time.Time // when the pod is due for a resync (work queue)
+	lastSync    time.Time // when the last sync started: the next waits for a newer cache entry
+	notify      chan struct{}
+}
+
+// PodWorkers runs one goroutine per pod UID. Create it with New.
+type PodWorkers struct {
+	cfg Config
+	ctx context.Context
+
+	mu   sync.Mutex
+	pods map[types.UID]*podStatus
+	wg   sync.WaitGroup
+}
+
+// New validates cfg and fills defaults. Workers stop when ctx is done; Wait waits for them.
+func New(ctx context.Context, cfg Config) (*PodWorkers, error) {
+	if cfg.Syncer == nil || cfg.Cache == nil {
+		return nil, errors.New("podworkers: Syncer and Cache are required")
+	}
+	if cfg.ResyncInterval == 0 {
+		cfg.ResyncInterval = time.Minute
+	}
+	if cfg.BackOffPeriod == 0 {
+		cfg.BackOffPeriod = 10 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return &PodWorkers{cfg: cfg, ctx: ctx, pods: map[types.UID]*podStatus{}}, nil
+}
+
+// gracePeriodFor is the grace period to kill a pod with: the override if given, else the deletion
+// grace period, else the spec's terminationGracePeriodSeconds, else 30 s. Pure.
+func gracePeriodFor(pod *corev1.Pod, override *int64) int64 {
+	switch {
+	case override != nil:
+		return max(*override, 0)
+	case pod.DeletionGracePeriodSeconds != nil:
+		return *pod.DeletionGracePeriodSeconds
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		return *pod.Spec.TerminationGracePeriodSeconds
+	}
+	return 30
+}
+
+// nextState decides the state after an update arrives (upstream: UpdatePod's "is the pod
+// terminating" checks). A kill, a deletion timestamp, or a terminal phase all start terminating;
+// nothing goes back. Pure.
+func nextState(current State, update UpdatePodOptions) State {
+	if current != Syncing {
+		return current
+	}
+	p := update.Pod
+	if update.UpdateType == SyncPodKill || p.DeletionTimestamp != nil ||
+		p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return Terminating
+	}
+	return Syncing
+}
+
+// UpdatePod hands an update to the pod's worker, starting the worker if needed. It never blocks:
+// if the worker is busy, the update waits as the pending one (a newer update replaces it: they
+// coalesce).
+func (p *PodWorkers) UpdatePod(update UpdatePodOptions) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	uid := update.Pod.UID
+	st, ok := p.pods[uid]
+	if !ok {
+		if update.UpdateType == SyncPodKill {
+			return // nothing of this pod was ever started by a worker; housekeeping handles orphans
+		}
+		st = &podStatus{state: Syncing, notify: make(chan struct{}, 1)}
+		p.pods[uid] = st
+		p.wg.Add(1)
+		go p.workerLoop(uid, st)
+	}
+	st.pod, st.mirrorPod = update.Pod, update.MirrorPod
+	if next := nextState(st.state, update); next != st.state {
+		st.state = next
+		st.gracePeriod = gracePeriodFor(update.Pod, update.GracePeriodOverride)
+	} else if st.state == Terminating {
+		st.gracePeriod = min(st.gracePeriod, gracePeriodFor(update.Pod, update.GracePeriodOverride))
+	}
+	u := update
+	st.pending = &u
+	select {
+	case st.notify <- struct{}{}:
+	default: // already signalled
+	}
+}
+
+// workerLoop is the goroutine of one pod: it waits for a signal, then runs one sync.
+func (p *PodWorkers) workerLoop(uid types.UID, st *podStatus) {
+	defer p.wg.Done()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case _, ok := <-st.notify:
+			if !ok {
+				return // removed by SyncKnownPods
+			}
+		}
+		p.syncOnce(uid, st)
+	}
+}
+
+// syncOnce is one turn of a pod worker: take the pending update, wait for a fresh runtime status,
+// call the sync function of the pod's state, and record the outcome.
+func (p *PodWorkers) syncOnce(uid types.UID, st *podStatus) {
+	p.mu.Lock()
+	update := st.pending
+	st.pending = nil
+	state, pod, mirror, grace, lastSync := st.state, st.pod, st.mirrorPod, st.gracePeriod, st.lastSync
+	if update == nil || state == Finished {
+		p.mu.Unlock()
+		return
+	}
+	st.working = true
+	p.mu.Unlock()
+
+	logger := klog.FromContext(p.ctx).WithValues("pod", klog.KObj(pod), "podUID", uid, "state", state)
+	ctx := klog.NewContext(p.ctx, logger)
+	start := p.cfg.Clock.Now()
+	status, err := p.cfg.Cache.GetNewerThan(ctx, uid, lastSync)
+	if err == nil {
+		logger.V(4).Info("Pod worker syncing", "updateType", update.UpdateType)
+		switch state {
+		case Syncing:
+			var terminal bool
+			terminal, err = p.cfg.Syncer.SyncPod(ctx, update.UpdateType, pod, mirror, status)
+			if err == nil && terminal {
+				p.transition(st, Syncing, Terminating, gracePeriodFor(pod, nil))
+			}
+		case Terminating:
+			if err = p.cfg.Syncer.SyncTerminatingPod(ctx, pod, status, grace); err == nil {
+				p.transition(st, Terminating, Terminated, grace)
+			}
+		case Terminated:
+			if err = p.cfg.Syncer.SyncTerminatedPod(ctx, pod, status); err == nil {
+				p.transition(st, Terminated, Finished, grace)
+			}
+		}
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st.working = false
+	st.lastSync = start
+	if err != nil {
+		if p.ctx.Err() == nil {
+			logger.Error(err, "Error syncing pod; will retry", "retryIn", p.cfg.BackOffPeriod)
+		}
+		st.nextSync = start.Add(p.cfg.BackOffPeriod)
+		return
+	}
+	st.nextSync = start.Add(p.cfg.ResyncInterval)
+	// A state change means there is more to do at once (terminating → terminated → finished).
+	if st.state != state && st.state != Finished && st.pending == nil {
+		st.pending = &UpdatePodOptions{UpdateType: SyncPodSync, Pod: st.pod, MirrorPod: st.mirrorPod}
+		select {
+		case st.notify <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (p *PodWorkers) transition(st *podStatus, from, to State, grace int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st.state == from {
+		st.state = to
+		if from == Syncing {
+			st.gracePeriod = grace
+		}
+	}
+}
+
+// DuePods returns the pods whose resync or retry time has come (upstream: the work queue the
+// syncLoop's syncCh drains). The caller sends them a SyncPodSync.
+func (p *PodWorkers) DuePods() []*corev1.Pod {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.cfg.Clock.Now()
+	var due []*corev1.Pod
+	for _, st := range p.pods {
+		if st.state != Finished && !st.working && st.pending == nil && !st.nextSync.IsZero() && !now.Before(st.nextSync) {
+			due = append(due, st.pod)
+		}
+	}
+	return due
+}
+
+// SyncKnownPods is housekeeping's call: pods no longer desired start terminating, and workers of
+// finished pods that are no longer desired are removed (their goroutine ends). It returns the
+// state of every pod that still has a worker.
+func (p *PodWorkers) SyncKnownPods(desired map[types.UID]bool) map[types.UID]State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[types.UID]State{}
+	for uid, st := range p.pods {
+		switch {
+		case desired[uid]:
+		case st.state == Finished && !st.working:
+			delete(p.pods, uid)
+			close(st.notify)
+			continue
+		case st.state == Syncing:
+			st.state = Terminating
+			st.gracePeriod = gracePeriodFor(st.pod, nil)
+			st.pending = &UpdatePodOptions{UpdateType: SyncPodKill, Pod: st.pod}
+			select {
+			case st.notify <- struct{}{}:
+			default:
+			}
+		}
+		out[uid] = st.state
+	}
+	return out
+}
+
+// State reports a pod's state and whether it has a worker.
+func (p *PodWorkers) State(uid types.UID) (State, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.pods[uid]
+	if !ok {
+		return 0, false
+	}
+	return st.state, true
+}
+
+// CouldHaveRunningContainers reports whether the pod may still have running containers: true
+// unless its worker has terminated it. Pods without a worker are unknown and count as possibly
+// running only if they were never seen.
+func (p *PodWorkers) CouldHaveRunningContainers(uid types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.pods[uid]
+	return !ok || st.state == Syncing || st.state == Terminating
+}
+
+// Count returns the number of pod workers (for metrics and leak tests).
+func (p *PodWorkers) Count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.pods)
+}
+
+// Wait waits until every worker goroutine has returned (after ctx is done).
+func (p *PodWorkers) Wait() { p.wg.Wait() }

@@ -1,0 +1,290 @@
+package podworkers
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
+	testingclock "k8s.io/utils/clock/testing"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
+)
+
+// recorder is a Syncer that records calls and can be told to fail or to report a terminal pod.
+type recorder struct {
+	mu       sync.Mutex
+	calls    []string
+	grace    []int64
+	fail     bool
+	terminal bool
+	block    chan struct{} // if set, SyncPod waits on it
+	called   chan string
+}
+
+func newRecorder() *recorder { return &recorder{called: make(chan string, 100)} }
+
+func (r *recorder) record(what string) {
+	r.mu.Lock()
+	r.calls = append(r.calls, what)
+	r.mu.Unlock()
+	r.called <- what
+}
+
+func (r *recorder) SyncPod(_ context.Context, t UpdateType, pod, _ *corev1.Pod, _ *kubecontainer.PodStatus) (bool, error) {
+	if r.block != nil {
+		<-r.block
+	}
+	r.record("sync:" + t.String() + ":" + pod.ResourceVersion)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail {
+		return false, errors.New("injected")
+	}
+	return r.terminal, nil
+}
+
+func (r *recorder) SyncTerminatingPod(_ context.Context, _ *corev1.Pod, _ *kubecontainer.PodStatus, grace int64) error {
+	r.mu.Lock()
+	r.grace = append(r.grace, grace)
+	r.mu.Unlock()
+	r.record("terminating")
+	return nil
+}
+
+func (r *recorder) SyncTerminatedPod(context.Context, *corev1.Pod, *kubecontainer.PodStatus) error {
+	r.record("terminated")
+	return nil
+}
+
+type nowCache struct{}
+
+func (nowCache) GetNewerThan(_ context.Context, uid types.UID, _ time.Time) (*kubecontainer.PodStatus, error) {
+	return &kubecontainer.PodStatus{ID: uid}, nil
+}
+
+func newWorkers(t *testing.T, s Syncer) (*PodWorkers, *testingclock.FakeClock) {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	clk := testingclock.NewFakeClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	w, err := New(ctx, Config{Syncer: s, Cache: nowCache{}, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); w.Wait() })
+	return w, clk
+}
+
+func pod(uid, rv string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p-" + uid, Namespace: "default", UID: types.UID(uid), ResourceVersion: rv},
+		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](30)}}
+}
+
+func expect(t *testing.T, r *recorder, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		select {
+		case got := <-r.called:
+			if got != w {
+				t.Fatalf("call %q, want %q", got, w)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no call %q", w)
+		}
+	}
+}
+
+func waitState(t *testing.T, w *PodWorkers, uid types.UID, want State) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if st, ok := w.State(uid); ok && st == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			st, ok := w.State(uid)
+			t.Fatalf("state %v (worker %v), want %v", st, ok, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Upstream pod_workers: a pod is synced, then on deletion walks terminating (with the deletion
+// grace period) → terminated → finished; housekeeping removes the worker once it is not desired.
+func TestLifecycleSyncTerminateRemove(t *testing.T) {
+	r := newRecorder()
+	w, _ := newWorkers(t, r)
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("a", "1")})
+	expect(t, r, "sync:create:1")
+
+	deleted := pod("a", "2")
+	deleted.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	deleted.DeletionGracePeriodSeconds = ptr.To[int64](5)
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodUpdate, Pod: deleted})
+	expect(t, r, "terminating", "terminated")
+	waitState(t, w, "a", Finished)
+	if r.grace[0] != 5 {
+		t.Errorf("killed with grace %d, want the deletion grace 5", r.grace[0])
+	}
+	// Still desired (the API object is not gone yet): the worker stays.
+	w.SyncKnownPods(map[types.UID]bool{"a": true})
+	if w.Count() != 1 {
+		t.Fatal("a desired finished pod lost its worker")
+	}
+	w.SyncKnownPods(map[types.UID]bool{})
+	if w.Count() != 0 {
+		t.Errorf("%d workers after housekeeping, want 0", w.Count())
+	}
+}
+
+// A pod that reaches a terminal phase (restartPolicy Never, container exited) is terminated too.
+func TestTerminalPodIsTerminated(t *testing.T) {
+	r := newRecorder()
+	r.terminal = true
+	w, _ := newWorkers(t, r)
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("b", "1")})
+	expect(t, r, "sync:create:1", "terminating", "terminated")
+	waitState(t, w, "b", Finished)
+}
+
+// Housekeeping terminates a running pod that is no longer desired (deleted while we were away).
+func TestNotDesiredPodIsTerminated(t *testing.T) {
+	r := newRecorder()
+	w, _ := newWorkers(t, r)
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("c", "1")})
+	expect(t, r, "sync:create:1")
+	if states := w.SyncKnownPods(map[types.UID]bool{}); states["c"] != Terminating {
+		t.Errorf("state after housekeeping = %v, want terminating", states["c"])
+	}
+	expect(t, r, "terminating", "terminated")
+	waitState(t, w, "c", Finished)
+	w.SyncKnownPods(map[types.UID]bool{})
+	if w.Count() != 0 {
+		t.Errorf("worker not removed")
+	}
+}
+
+// Updates that arrive while the worker is busy coalesce: only the newest is synced next.
+func TestUpdatesCoalesce(t *testing.T) {
+	r := newRecorder()
+	r.block = make(chan struct{})
+	w, _ := newWorkers(t, r)
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("d", "1")})
+	deadline := time.Now().Add(10 * time.Second)
+	for { // wait until the worker is inside SyncPod
+		w.mu.Lock()
+		working := w.pods["d"].working
+		w.mu.Unlock()
+		if working || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, rv := range []string{"2", "3", "4"} {
+		w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodUpdate, Pod: pod("d", rv)})
+	}
+	close(r.block)
+	expect(t, r, "sync:create:1", "sync:update:4")
+	select {
+	case extra := <-r.called:
+		t.Errorf("an extra sync ran: %s", extra)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// Upstream work queue: after an error the pod is due again after the back-off period; after a
+// success, after the resync interval.
+func TestDuePodsBackoffAndResync(t *testing.T) {
+	r := newRecorder()
+	r.fail = true
+	w, clk := newWorkers(t, r)
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("e", "1")})
+	expect(t, r, "sync:create:1")
+	waitIdle(t, w, "e")
+	if due := w.DuePods(); len(due) != 0 {
+		t.Fatalf("due right after a failure: %v", due)
+	}
+	clk.Step(10 * time.Second)
+	if due := w.DuePods(); len(due) != 1 {
+		t.Fatalf("not due after the back-off period")
+	}
+	r.mu.Lock()
+	r.fail = false
+	r.mu.Unlock()
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodSync, Pod: pod("e", "1")})
+	expect(t, r, "sync:sync:1")
+	waitIdle(t, w, "e")
+	clk.Step(59 * time.Second)
+	if due := w.DuePods(); len(due) != 0 {
+		t.Errorf("due before the resync interval")
+	}
+	clk.Step(time.Second)
+	if due := w.DuePods(); len(due) != 1 {
+		t.Errorf("not due after the resync interval")
+	}
+}
+
+func waitIdle(t *testing.T, w *PodWorkers, uid types.UID) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		w.mu.Lock()
+		st := w.pods[uid]
+		idle := !st.working && st.pending == nil && !st.nextSync.IsZero()
+		w.mu.Unlock()
+		if idle {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("worker never went idle")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestGracePeriodFor(t *testing.T) {
+	p := pod("f", "1")
+	if g := gracePeriodFor(p, nil); g != 30 {
+		t.Errorf("spec grace: %d", g)
+	}
+	p.DeletionGracePeriodSeconds = ptr.To[int64](7)
+	if g := gracePeriodFor(p, nil); g != 7 {
+		t.Errorf("deletion grace: %d", g)
+	}
+	if g := gracePeriodFor(p, ptr.To[int64](-1)); g != 0 {
+		t.Errorf("override: %d", g)
+	}
+	p.Spec.TerminationGracePeriodSeconds, p.DeletionGracePeriodSeconds = nil, nil
+	if g := gracePeriodFor(p, nil); g != 30 {
+		t.Errorf("default: %d", g)
+	}
+}
+
+func TestNextState(t *testing.T) {
+	running, deleting, done := pod("g", "1"), pod("g", "1"), pod("g", "1")
+	deleting.DeletionTimestamp = &metav1.Time{}
+	done.Status.Phase = corev1.PodSucceeded
+	for _, tc := range []struct {
+		cur  State
+		u    UpdatePodOptions
+		want State
+	}{
+		{Syncing, UpdatePodOptions{UpdateType: SyncPodUpdate, Pod: running}, Syncing},
+		{Syncing, UpdatePodOptions{UpdateType: SyncPodKill, Pod: running}, Terminating},
+		{Syncing, UpdatePodOptions{UpdateType: SyncPodUpdate, Pod: deleting}, Terminating},
+		{Syncing, UpdatePodOptions{UpdateType: SyncPodSync, Pod: done}, Terminating},
+		{Terminated, UpdatePodOptions{UpdateType: SyncPodCreate, Pod: running}, Terminated},
+		{Finished, UpdatePodOptions{UpdateType: SyncPodKill, Pod: running}, Finished},
+	} {
+		if got := nextState(tc.cur, tc.u); got != tc.want {
+			t.Errorf("nextState(%v, %v) = %v, want %v", tc.cur, tc.u.UpdateType, got, tc.want)
+		}
+	}
+}
