@@ -21,11 +21,15 @@ type Config struct {
 	Rotator    *bootstrap.Rotator      // optional: nil when rotateCertificates is off
 	Recorder   record.EventRecorder    // required
 	NodeRef    *corev1.ObjectReference // the node, for events; required
+	// Pods configures the pod lifecycle (PLEG, pod workers, status manager, pod sources,
+	// syncLoop). nil runs a node without pods.
+	Pods *PodConfig
 }
 
 // Kubelet is minikubelet's main object.
 type Kubelet struct {
-	cfg Config
+	cfg  Config
+	pods *pods // nil without Config.Pods
 }
 
 // New checks that every required component is there.
@@ -33,7 +37,20 @@ func New(cfg Config) (*Kubelet, error) {
 	if cfg.NodeStatus == nil || cfg.Lease == nil || cfg.Recorder == nil || cfg.NodeRef == nil {
 		return nil, errors.New("kubelet: NodeStatus, Lease, Recorder and NodeRef are required")
 	}
-	return &Kubelet{cfg: cfg}, nil
+	k := &Kubelet{cfg: cfg}
+	if cfg.Pods != nil {
+		p, err := newPods(*cfg.Pods, cfg.Recorder)
+		if err != nil {
+			return nil, err
+		}
+		k.pods = p
+		// The node is Ready only while PLEG keeps relisting (upstream: "PLEG is not healthy").
+		cfg.NodeStatus.AddReadinessCheck(nodestatus.ReadinessCheck{Name: "PLEG", Check: func() error {
+			_, err := p.pleg.Healthy()
+			return err
+		}})
+	}
+	return k, nil
 }
 
 // Run starts every loop in order and blocks until ctx is cancelled and all loops have returned.
@@ -67,6 +84,13 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	goLoop("nodestatus", k.cfg.NodeStatus.Run)
 
 	logger.Info("minikubelet is running")
+	// 5. The pod lifecycle: pod cache and PLEG → status manager → pod workers → pod sources →
+	// syncLoop, which runs until ctx ends.
+	if k.pods != nil {
+		err := k.pods.run(ctx, goLoop)
+		logger.Info("Shutting down")
+		return err
+	}
 	<-ctx.Done()
 	logger.Info("Shutting down")
 	return nil

@@ -74,7 +74,7 @@ var implementedFields = map[string]bool{
 	"address": true, "port": true, "maxPods": true, "staticPodPath": true,
 	"nodeStatusUpdateFrequency": true, "nodeStatusReportFrequency": true, "nodeLeaseDurationSeconds": true,
 	"runtimeRequestTimeout": true, "rotateCertificates": true, "kubeAPIQPS": true, "kubeAPIBurst": true,
-	"containerRuntimeEndpoint": true, "podLogsDir": true,
+	"containerRuntimeEndpoint": true, "podLogsDir": true, "syncFrequency": true, "fileCheckFrequency": true,
 }
 
 // LoadConfigFile reads a KubeletConfiguration v1beta1 file. Fields it does not know at all are an

@@ -6,19 +6,19 @@
 //
 // A pod moves one way through four states:
 //
-//	            UpdatePod(create/update/sync)
-//	                 ┌──────┐
-//	                 ▼      │ SyncPod (start what should run)
-//	  (new) ──▶  syncing ───┘
-//	                 │  kill / deletionTimestamp / terminal phase / not desired any more
-//	                 ▼
-//	           terminating ── SyncTerminatingPod(grace) ──▶ stop every container
-//	                 │  nothing runs any more
-//	                 ▼
-//	            terminated ── SyncTerminatedPod ──▶ final status, cleanup
-//	                 │
-//	                 ▼
-//	             finished ── SyncKnownPods (housekeeping), pod no longer desired ──▶ worker removed
+//	          UpdatePod(create/update/sync)
+//	               ┌──────┐
+//	               ▼      │ SyncPod (start what should run)
+//	(new) ──▶  syncing ───┘
+//	               │  kill / deletionTimestamp / terminal phase / not desired any more
+//	               ▼
+//	         terminating ── SyncTerminatingPod(grace) ──▶ stop every container
+//	               │  nothing runs any more
+//	               ▼
+//	          terminated ── SyncTerminatedPod ──▶ final status, cleanup
+//	               │
+//	               ▼
+//	           finished ── SyncKnownPods (housekeeping), pod no longer desired ──▶ worker removed
 //
 // Each turn of a worker (syncOnce) takes the pending update — updates that arrive while it works
 // coalesce into one — waits for Cache.GetNewerThan(lastSync), so it never acts on a runtime status

@@ -21,6 +21,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/cri/fake"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
 	"github.com/minikubelet/minikubelet/pkg/kubelet"
+	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/lease"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 	"github.com/minikubelet/minikubelet/pkg/options"
@@ -138,7 +139,25 @@ func run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 
-	k, err := kubelet.New(kubelet.Config{NodeStatus: status, Lease: heartbeat, Rotator: rotator, Recorder: recorder, NodeRef: status.NodeRef()})
+	// 9. Pods: kuberuntime turns pod specs into CRI calls; the Kubelet builds the pod lifecycle on it.
+	runtimeManager, err := kuberuntime.New(kuberuntime.Config{Runtime: cri.Runtime, Image: cri.Image, PodLogsDir: cfg.PodLogsDir})
+	if err != nil {
+		return err
+	}
+	k, err := kubelet.New(kubelet.Config{
+		NodeStatus: status, Lease: heartbeat, Rotator: rotator, Recorder: recorder, NodeRef: status.NodeRef(),
+		Pods: &kubelet.PodConfig{
+			Client:             client,
+			NodeName:           o.NodeName,
+			NodeIP:             nodeIP.String(),
+			Runtime:            runtimeManager,
+			RuntimeName:        cri.Version().GetRuntimeName(),
+			ManifestDir:        cfg.StaticPodPath,
+			MaxPods:            int(cfg.MaxPods),
+			SyncFrequency:      cfg.SyncFrequency.Duration,
+			FileCheckFrequency: cfg.FileCheckFrequency.Duration,
+		},
+	})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,419 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/pleg"
+	"github.com/minikubelet/minikubelet/pkg/podmanager"
+	"github.com/minikubelet/minikubelet/pkg/podsource"
+	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/statusmanager"
+)
+
+// PodConfig is what the pod lifecycle needs; the Kubelet builds its components from it.
+type PodConfig struct {
+	Client      kubernetes.Interface // required
+	NodeName    string               // required
+	NodeIP      string               // required: hostIP of every pod, podIP of host-network pods
+	Runtime     *kuberuntime.Manager // required
+	RuntimeName string               // containerID prefix, e.g. "minikubelet-fake"
+	ManifestDir string               // static pods; "" disables the file source
+	MaxPods     int
+	// SyncFrequency is how often every pod is synced even without events (syncFrequency, 1 min);
+	// FileCheckFrequency how often the manifest dir is re-read (20 s).
+	SyncFrequency      time.Duration
+	FileCheckFrequency time.Duration
+	Clock              clock.WithTicker
+}
+
+// pods is the pod lifecycle: every component of the course chapters PLEG, PodManager,
+// PodWorkers and statusManager, and the syncLoop that drives them.
+type pods struct {
+	cfg       PodConfig
+	cache     *pleg.Cache
+	pleg      *pleg.GenericPLEG
+	sources   *podsource.Sources
+	manager   *podmanager.Manager
+	status    *statusmanager.Manager
+	workers   *podworkers.PodWorkers // created in run, before any loop starts: its goroutines live as long as ctx
+	reasonsMu sync.Mutex
+	reasons   map[types.UID]map[string]kuberuntime.ContainerError // why containers wait, per pod
+}
+
+func newPods(cfg PodConfig, rec record.EventRecorder) (*pods, error) {
+	if cfg.Client == nil || cfg.NodeName == "" || cfg.NodeIP == "" || cfg.Runtime == nil {
+		return nil, errors.New("kubelet: PodConfig needs Client, NodeName, NodeIP and Runtime")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.SyncFrequency == 0 {
+		cfg.SyncFrequency = time.Minute
+	}
+	p := &pods{cfg: cfg, reasons: map[types.UID]map[string]kuberuntime.ContainerError{}}
+	p.cache = pleg.NewCache(cfg.Clock)
+	var err error
+	if p.pleg, err = pleg.New(pleg.Config{Runtime: cfg.Runtime, Cache: p.cache, Clock: cfg.Clock}); err != nil {
+		return nil, err
+	}
+	if p.manager, err = podmanager.New(podmanager.Config{Client: cfg.Client, NodeName: cfg.NodeName}); err != nil {
+		return nil, err
+	}
+	if p.status, err = statusmanager.New(statusmanager.Config{
+		Client:            cfg.Client,
+		Clock:             cfg.Clock,
+		PodDeletionSafety: p.podResourcesReclaimed,
+		MirrorPods:        p.manager,
+	}); err != nil {
+		return nil, err
+	}
+	if p.sources, err = podsource.New(podsource.Config{
+		Client: cfg.Client, NodeName: cfg.NodeName, ManifestDir: cfg.ManifestDir,
+		FileCheckFrequency: cfg.FileCheckFrequency, Recorder: rec, Clock: cfg.Clock,
+	}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// podResourcesReclaimed tells the status manager a deleted pod may go from the API: its worker
+// has stopped every container.
+func (p *pods) podResourcesReclaimed(pod *corev1.Pod, _ corev1.PodStatus) bool {
+	return !p.workers.CouldHaveRunningContainers(pod.UID)
+}
+
+// run starts the pod lifecycle in order — pod cache and PLEG, status manager, pod workers, pod
+// sources — then runs the syncLoop until ctx ends.
+func (p *pods) run(ctx context.Context, goLoop func(string, func(context.Context))) error {
+	// The pod workers exist first (idle until a pod arrives): the status manager asks them
+	// whether a deleted pod's containers have all stopped.
+	workers, err := podworkers.New(klog.NewContext(ctx, klog.FromContext(ctx).WithName("podworkers")), podworkers.Config{
+		Syncer: p, Cache: p.cache, ResyncInterval: p.cfg.SyncFrequency, Clock: p.cfg.Clock,
+	})
+	if err != nil {
+		return err
+	}
+	p.workers = workers
+	defer workers.Wait()
+	// PLEG relists the runtime every second and fills the pod cache.
+	goLoop("pleg", p.pleg.Run)
+	// The status manager writes pods/status.
+	goLoop("statusmanager", p.status.Run)
+	// Pod sources: the API server (spec.nodeName = us) and the static manifests.
+	goLoop("podsource", p.sources.Run)
+	// The syncLoop: everything above meets here.
+	p.syncLoop(klog.NewContext(ctx, klog.FromContext(ctx).WithName("syncloop")))
+	return nil
+}
+
+// syncLoop is the kubelet's main loop (upstream: kubelet.go syncLoop).
+func (p *pods) syncLoop(ctx context.Context) {
+	syncTicker := p.cfg.Clock.NewTicker(time.Second)
+	defer syncTicker.Stop()
+	housekeeping := p.cfg.Clock.NewTicker(2 * time.Second)
+	defer housekeeping.Stop()
+	for p.syncLoopIteration(ctx, p.sources.Updates(), p.pleg.Watch(), syncTicker.C(), housekeeping.C()) {
+	}
+}
+
+// syncLoopIteration is one turn of the syncLoop: wait on every channel, act on the first that
+// fires (upstream: kubelet.go syncLoopIteration). It returns false when the loop should end.
+func (p *pods) syncLoopIteration(ctx context.Context, configCh <-chan podsource.PodUpdate, plegCh <-chan *pleg.PodLifecycleEvent,
+	syncCh, housekeepingCh <-chan time.Time) bool {
+	logger := klog.FromContext(ctx)
+	select {
+	case <-ctx.Done():
+		return false
+	case u, ok := <-configCh:
+		if !ok {
+			return false
+		}
+		logger.V(2).Info("SyncLoop pod update", "op", u.Op, "source", u.Source, "pods", klog.KObjSlice(u.Pods))
+		switch u.Op {
+		case podsource.ADD:
+			p.handlePodAdditions(u.Pods)
+		case podsource.UPDATE, podsource.DELETE:
+			p.handlePodUpdates(u.Pods)
+		case podsource.REMOVE:
+			p.handlePodRemoves(u.Pods)
+		case podsource.RECONCILE:
+			for _, pod := range u.Pods {
+				p.manager.UpdatePod(pod)
+			}
+		}
+	case e := <-plegCh:
+		logger.V(4).Info("SyncLoop PLEG event", "podUID", e.ID, "type", e.Type, "data", e.Data)
+		if e.Type == pleg.ContainerRemoved {
+			break
+		}
+		if pod, ok := p.manager.GetPodByUID(e.ID); ok {
+			p.dispatch(pod, podworkers.SyncPodSync)
+		}
+	case <-syncCh:
+		for _, pod := range p.workers.DuePods() {
+			if current, ok := p.manager.GetPodByUID(pod.UID); ok {
+				p.dispatch(current, podworkers.SyncPodSync)
+			}
+		}
+	case <-housekeepingCh:
+		if err := p.handlePodCleanups(ctx); err != nil {
+			logger.Error(err, "Failed cleaning up pods")
+		}
+	}
+	return true
+}
+
+// dispatch hands a pod to its worker, with its mirror pod.
+func (p *pods) dispatch(pod *corev1.Pod, t podworkers.UpdateType) {
+	mirror, _ := p.manager.GetMirrorPodByPod(pod)
+	p.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: t, Pod: pod, MirrorPod: mirror})
+}
+
+func (p *pods) handlePodAdditions(added []*corev1.Pod) {
+	sort.Slice(added, func(i, j int) bool { return added[i].CreationTimestamp.Before(&added[j].CreationTimestamp) })
+	for _, pod := range added {
+		p.manager.AddPod(pod)
+		if p.manager.IsMirrorPod(pod) {
+			if static, ok := p.manager.GetPodByMirrorPod(pod); ok {
+				p.dispatch(static, podworkers.SyncPodUpdate)
+			}
+			continue
+		}
+		if msg, ok := p.admit(pod); !ok {
+			p.reject(pod, "OutOfpods", msg)
+			continue
+		}
+		p.dispatch(pod, podworkers.SyncPodCreate)
+	}
+}
+
+func (p *pods) handlePodUpdates(updated []*corev1.Pod) {
+	for _, pod := range updated {
+		p.manager.UpdatePod(pod)
+		if p.manager.IsMirrorPod(pod) {
+			if static, ok := p.manager.GetPodByMirrorPod(pod); ok {
+				p.dispatch(static, podworkers.SyncPodUpdate)
+			}
+			continue
+		}
+		p.dispatch(pod, podworkers.SyncPodUpdate)
+	}
+}
+
+func (p *pods) handlePodRemoves(removed []*corev1.Pod) {
+	for _, pod := range removed {
+		p.manager.RemovePod(pod)
+		if p.manager.IsMirrorPod(pod) {
+			if static, ok := p.manager.GetPodByMirrorPod(pod); ok {
+				p.dispatch(static, podworkers.SyncPodUpdate) // recreates the mirror pod
+			}
+			continue
+		}
+		p.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
+	}
+}
+
+// admit is the kubelet's admission: minikubelet checks only the pod count (maxPods), as the
+// first of upstream's admit handlers does.
+func (p *pods) admit(pod *corev1.Pod) (string, bool) {
+	if p.cfg.MaxPods <= 0 {
+		return "", true
+	}
+	active := 0
+	for _, other := range p.manager.GetPods() {
+		if other.UID == pod.UID || other.Status.Phase == corev1.PodSucceeded || other.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if st, ok := p.workers.State(other.UID); ok && st == podworkers.Syncing {
+			active++
+		}
+	}
+	if active >= p.cfg.MaxPods {
+		return fmt.Sprintf("Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", active, p.cfg.MaxPods), false
+	}
+	return "", true
+}
+
+// reject marks a pod the node will not run as Failed, as upstream's rejectPod.
+func (p *pods) reject(pod *corev1.Pod, reason, message string) {
+	st := pod.Status.DeepCopy()
+	st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, "Pod was rejected: "+message
+	p.status.SetPodStatus(pod, *st)
+}
+
+// handlePodCleanups is housekeeping (upstream: kubelet_pods.go HandlePodCleanups): stop workers
+// of pods no longer desired, forget their statuses, and remove from the runtime every pod that is
+// neither desired nor handled by a worker.
+func (p *pods) handlePodCleanups(ctx context.Context) error {
+	if !p.sources.AllSourcesReady() {
+		return nil // until every source has spoken, a running pod may just not have arrived yet
+	}
+	desired := map[types.UID]bool{}
+	for _, pod := range p.manager.GetPods() {
+		desired[pod.UID] = true
+	}
+	states := p.workers.SyncKnownPods(desired)
+	keep := map[types.UID]bool{}
+	for uid := range desired {
+		keep[uid] = true
+	}
+	for uid := range states {
+		keep[uid] = true
+	}
+	p.status.RemoveOrphanedStatuses(keep)
+	p.reasonsMu.Lock()
+	for uid := range p.reasons {
+		if !keep[uid] {
+			delete(p.reasons, uid)
+		}
+	}
+	p.reasonsMu.Unlock()
+
+	runtimePods, err := p.cfg.Runtime.GetPods(ctx, true)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, rp := range runtimePods {
+		if keep[rp.ID] {
+			continue
+		}
+		klog.FromContext(ctx).V(2).Info("Removing a pod that is no longer desired from the runtime", "pod", klog.KRef(rp.Namespace, rp.Name), "podUID", rp.ID)
+		status, err := p.cfg.Runtime.GetPodStatus(ctx, rp.ID, rp.Name, rp.Namespace)
+		if err == nil {
+			err = p.cfg.Runtime.KillPod(ctx, status, 0)
+		}
+		if err == nil {
+			err = p.cfg.Runtime.RemovePod(ctx, rp)
+		}
+		errs = append(errs, err)
+	}
+	for _, mirror := range p.manager.GetOrphanedMirrorPods() {
+		uid := mirror.UID
+		if _, err := p.manager.DeleteMirrorPod(ctx, mirror.Namespace, mirror.Name, &uid); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	klog.FromContext(ctx).V(3).Info("Housekeeping", "podWorkers", p.workers.Count(), "statuses", p.status.Len(), "runtimePods", len(runtimePods))
+	return errors.Join(errs...)
+}
+
+func (p *pods) setReasons(uid types.UID, errs map[string]kuberuntime.ContainerError) {
+	p.reasonsMu.Lock()
+	defer p.reasonsMu.Unlock()
+	p.reasons[uid] = errs
+}
+
+func (p *pods) statusInputs(uid types.UID) statusInputs {
+	p.reasonsMu.Lock()
+	defer p.reasonsMu.Unlock()
+	return statusInputs{nodeIP: p.cfg.NodeIP, runtimeName: p.cfg.RuntimeName, reasons: p.reasons[uid], now: p.cfg.Clock.Now()}
+}
+
+// SyncPod is a pod worker's sync of a running pod (upstream: kubelet.go SyncPod): publish the
+// status the runtime shows, keep a static pod's mirror pod, and let kuberuntime start what
+// should run.
+func (p *pods) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror *corev1.Pod, rs *kubecontainer.PodStatus) (bool, error) {
+	apiStatus := generateAPIPodStatus(pod, rs, p.statusInputs(pod.UID))
+	p.status.SetPodStatus(pod, apiStatus)
+	if apiStatus.Phase == corev1.PodSucceeded || apiStatus.Phase == corev1.PodFailed {
+		return true, nil
+	}
+	if podsource.IsStaticPod(pod) {
+		p.ensureMirrorPod(ctx, pod, mirror)
+	}
+	result := p.cfg.Runtime.SyncPod(ctx, pod, rs)
+	p.setReasons(pod.UID, result.ContainerErrors)
+	if len(result.ContainerErrors) > 0 { // show the waiting reasons now, not at the next sync
+		p.status.SetPodStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod.UID)))
+	}
+	return false, result.Err()
+}
+
+// ensureMirrorPod makes the API show a static pod: create its mirror pod, or replace an outdated one.
+func (p *pods) ensureMirrorPod(ctx context.Context, pod, mirror *corev1.Pod) {
+	logger := klog.FromContext(ctx)
+	if mirror != nil && !podmanager.MirrorPodMatches(pod, mirror) {
+		uid := mirror.UID
+		if _, err := p.manager.DeleteMirrorPod(ctx, mirror.Namespace, mirror.Name, &uid); err != nil {
+			logger.Error(err, "Failed to delete an outdated mirror pod")
+		}
+		mirror = nil
+	}
+	if mirror == nil {
+		if err := p.manager.CreateMirrorPod(ctx, pod); err != nil {
+			logger.Error(err, "Failed to create the mirror pod")
+		}
+	}
+}
+
+// SyncTerminatingPod stops every container of the pod within its grace period, then publishes
+// the terminal status (upstream: kubelet.go SyncTerminatingPod).
+func (p *pods) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus, grace int64) error {
+	klog.FromContext(ctx).V(2).Info("Stopping pod", "pod", klog.KObj(pod), "gracePeriod", grace)
+	if err := p.cfg.Runtime.KillPod(ctx, rs, grace); err != nil {
+		return err
+	}
+	after, err := p.cfg.Runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		return err
+	}
+	for _, c := range after.Containers {
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			return fmt.Errorf("container %s of pod %s/%s is still running after being stopped", c.Name, pod.Namespace, pod.Name)
+		}
+	}
+	p.status.SetPodStatus(pod, terminalStatus(generateAPIPodStatus(pod, after, p.statusInputs(pod.UID))))
+	return nil
+}
+
+// SyncTerminatedPod publishes the final status of a pod whose containers all stopped; the status
+// manager then finishes a pending deletion in the API (upstream: kubelet.go SyncTerminatedPod).
+func (p *pods) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus) error {
+	p.status.SetPodStatus(pod, terminalStatus(generateAPIPodStatus(pod, rs, p.statusInputs(pod.UID))))
+	klog.FromContext(ctx).V(2).Info("Pod terminated", "pod", klog.KObj(pod))
+	return nil
+}
+
+// terminalStatus gives a stopped pod its final phase, as the kubelet does since v1.27: Succeeded
+// when every container exited 0, else Failed; waiting containers become terminated.
+func terminalStatus(st corev1.PodStatus) corev1.PodStatus {
+	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
+		return st
+	}
+	st.Phase = corev1.PodSucceeded
+	for i, cs := range st.ContainerStatuses {
+		if cs.State.Terminated == nil {
+			st.ContainerStatuses[i].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 137, Reason: "ContainerStatusUnknown", Message: "The container could not be located when the pod was terminated"}}
+			if cs.LastTerminationState.Terminated != nil {
+				st.ContainerStatuses[i].State = cs.LastTerminationState
+			}
+		}
+		st.ContainerStatuses[i].Ready = false
+		if t := st.ContainerStatuses[i].State.Terminated; t.ExitCode != 0 {
+			st.Phase = corev1.PodFailed
+		}
+	}
+	for i := range st.Conditions {
+		if t := st.Conditions[i].Type; t == corev1.PodReady || t == corev1.ContainersReady {
+			st.Conditions[i].Status, st.Conditions[i].Reason = corev1.ConditionFalse, "PodCompleted"
+		}
+	}
+	return st
+}

@@ -1,0 +1,387 @@
+package pleg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
+)
+
+// Runtime is what PLEG needs from the container runtime (pkg/kuberuntime.Manager implements it).
+type Runtime interface {
+	// GetPods lists the runtime's pods; with all=true it includes exited containers and NOTREADY
+	// sandboxes. It makes CRI calls and may block on them; the caller owns the result.
+	GetPods(ctx context.Context, all bool) ([]*kubecontainer.RunningPod, error)
+	// GetPodStatus inspects one pod's sandboxes and containers. It may block on CRI calls; the
+	// caller owns the result.
+	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kubecontainer.PodStatus, error)
+}
+
+// PodLifeCycleEventType says what happened to a container (or sandbox) of a pod.
+type PodLifeCycleEventType string
+
+const (
+	// ContainerStarted: the container (or sandbox) is running now.
+	ContainerStarted PodLifeCycleEventType = "ContainerStarted"
+	// ContainerDied: the container exited, or the sandbox became NOTREADY.
+	ContainerDied PodLifeCycleEventType = "ContainerDied"
+	// ContainerRemoved: the container (or sandbox) no longer exists in the runtime.
+	ContainerRemoved PodLifeCycleEventType = "ContainerRemoved"
+	// ContainerChanged: the container is in a state PLEG cannot name (CREATED or UNKNOWN). Like
+	// upstream, PLEG computes it and refreshes the cache, but does not send it: nobody acts on it.
+	ContainerChanged PodLifeCycleEventType = "ContainerChanged"
+)
+
+// PodLifecycleEvent tells the kubelet that a pod needs a sync because one of its containers or
+// sandboxes changed state.
+type PodLifecycleEvent struct {
+	// ID is the pod's UID.
+	ID types.UID
+	// Type is what happened.
+	Type PodLifeCycleEventType
+	// Data is the ID (string) of the container or sandbox that changed.
+	Data any
+}
+
+// plegContainerState is the state PLEG compares between relists: CRI's container states folded
+// into three, plus "non-existent" for a container that is not (or no longer) listed.
+type plegContainerState string
+
+const (
+	plegContainerRunning     plegContainerState = "running"
+	plegContainerExited      plegContainerState = "exited"
+	plegContainerUnknown     plegContainerState = "unknown"
+	plegContainerNonExistent plegContainerState = "non-existent"
+)
+
+// Config configures a GenericPLEG.
+type Config struct {
+	// Runtime is listed every RelistPeriod. Required.
+	Runtime Runtime
+	// Cache receives the status of every pod that changed, and the time of every relist. Required.
+	Cache *Cache
+	// Clock drives the relist ticker and the health check. Default: the real clock.
+	Clock clock.WithTicker
+	// RelistPeriod is the time between two relists (upstream default 1 s).
+	RelistPeriod time.Duration
+	// RelistThreshold is how long PLEG may go without a successful relist before Healthy reports
+	// false (upstream default 3 min). It must be longer than RelistPeriod.
+	RelistThreshold time.Duration
+	// ChannelCapacity is the size of the event channel (upstream default 1000). When it is full,
+	// events are dropped.
+	ChannelCapacity int
+	// OnRelist, if set, is called after every relist, successful or not, with its duration
+	// (for the pleg_relist_duration_seconds metric).
+	OnRelist func(d time.Duration)
+}
+
+// GenericPLEG polls the runtime and turns the differences between two polls into
+// PodLifecycleEvents. Create it with New, run it with Run, read events from Watch.
+type GenericPLEG struct {
+	cfg    Config
+	events chan *PodLifecycleEvent
+	// started is when New ran: before the first successful relist, health is measured from here.
+	started time.Time
+
+	// relistMu serialises relists; it guards records.
+	relistMu sync.Mutex
+	// records holds each pod as the last relist that processed it saw it. A pod is dropped when
+	// it has disappeared from the runtime. A pod whose status could not be read keeps its older
+	// record, so the same events are computed again on the next relist.
+	records map[types.UID]*kubecontainer.RunningPod
+
+	// mu guards lastRelist, which Healthy reads from other goroutines.
+	mu sync.Mutex
+	// lastRelist is when the last successful relist started; zero before the first.
+	lastRelist time.Time
+}
+
+// New validates cfg and fills its defaults.
+func New(cfg Config) (*GenericPLEG, error) {
+	if cfg.Runtime == nil || cfg.Cache == nil {
+		return nil, errors.New("pleg: Config.Runtime and Config.Cache are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.RelistPeriod == 0 {
+		cfg.RelistPeriod = time.Second
+	}
+	if cfg.RelistThreshold == 0 {
+		cfg.RelistThreshold = 3 * time.Minute
+	}
+	if cfg.ChannelCapacity == 0 {
+		cfg.ChannelCapacity = 1000
+	}
+	if cfg.RelistPeriod < 0 || cfg.RelistThreshold <= cfg.RelistPeriod {
+		return nil, fmt.Errorf("pleg: relist threshold %s must be longer than the relist period %s, and both positive: a relist takes time, and a threshold too close to the period makes the node flap between healthy and unhealthy", cfg.RelistThreshold, cfg.RelistPeriod)
+	}
+	if cfg.ChannelCapacity < 0 {
+		return nil, fmt.Errorf("pleg: channel capacity %d must not be negative", cfg.ChannelCapacity)
+	}
+	return &GenericPLEG{
+		cfg:     cfg,
+		events:  make(chan *PodLifecycleEvent, cfg.ChannelCapacity),
+		started: cfg.Clock.Now(),
+		records: map[types.UID]*kubecontainer.RunningPod{},
+	}, nil
+}
+
+// Watch returns the channel of events. There is one channel: one consumer (the sync loop).
+func (g *GenericPLEG) Watch() <-chan *PodLifecycleEvent {
+	return g.events
+}
+
+// Run relists at once and then every RelistPeriod until ctx is done. It blocks.
+func (g *GenericPLEG) Run(ctx context.Context) {
+	klog.FromContext(ctx).Info("Starting PLEG", "relistPeriod", g.cfg.RelistPeriod, "relistThreshold", g.cfg.RelistThreshold)
+	ticker := g.cfg.Clock.NewTicker(g.cfg.RelistPeriod)
+	defer ticker.Stop()
+	for {
+		g.Relist(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C():
+		}
+	}
+}
+
+// Healthy reports whether PLEG relisted successfully within RelistThreshold. Before the first
+// successful relist it is healthy for RelistThreshold after New (upstream reports unhealthy at
+// once; we give a starting kubelet the same grace as a running one, and still catch a runtime
+// that never answers).
+func (g *GenericPLEG) Healthy() (bool, error) {
+	g.mu.Lock()
+	last := g.lastRelist
+	g.mu.Unlock()
+	if err := checkHealth(g.cfg.Clock.Now(), g.started, last, g.cfg.RelistThreshold); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// checkHealth decides PLEG's health: an error when the last successful relist (or, if there was
+// none, the start) is more than threshold before now.
+func checkHealth(now, started, lastRelist time.Time, threshold time.Duration) error {
+	if lastRelist.IsZero() {
+		if elapsed := now.Sub(started); elapsed > threshold {
+			return fmt.Errorf("pleg has yet to be successful; it started %v ago; threshold is %v", elapsed, threshold)
+		}
+		return nil
+	}
+	if elapsed := now.Sub(lastRelist); elapsed > threshold {
+		return fmt.Errorf("pleg was last seen active %v ago; threshold is %v", elapsed, threshold)
+	}
+	return nil
+}
+
+// Relist is one turn of the loop: list the runtime, compare every pod with its record, refresh
+// the cache for the pods that changed, send their events, and move the cache's global timestamp.
+func (g *GenericPLEG) Relist(ctx context.Context) {
+	g.relistMu.Lock()
+	defer g.relistMu.Unlock()
+	logger := klog.FromContext(ctx)
+
+	// timestamp is taken before the runtime is asked: whatever we read reflects at least this.
+	timestamp := g.cfg.Clock.Now()
+	if g.cfg.OnRelist != nil {
+		defer func() { g.cfg.OnRelist(g.cfg.Clock.Since(timestamp)) }()
+	}
+	logger.V(5).Info("Relisting")
+
+	pods, err := g.cfg.Runtime.GetPods(ctx, true)
+	if err != nil {
+		logger.Error(err, "Unable to list pods from the runtime; retrying on the next relist")
+		return
+	}
+	g.mu.Lock()
+	g.lastRelist = timestamp
+	g.mu.Unlock()
+
+	current := make(map[types.UID]*kubecontainer.RunningPod, len(pods))
+	for _, p := range pods {
+		current[p.ID] = p
+	}
+	// Every pod seen now or at the last relist, in a stable order.
+	uids := make([]types.UID, 0, len(current)+len(g.records))
+	for uid := range current {
+		uids = append(uids, uid)
+	}
+	for uid := range g.records {
+		if _, ok := current[uid]; !ok {
+			uids = append(uids, uid)
+		}
+	}
+	slices.Sort(uids)
+	for _, uid := range uids {
+		g.reconcilePod(ctx, uid, g.records[uid], current[uid], timestamp)
+	}
+
+	// Only now is every changed pod in the cache: unblock the workers of the unchanged ones.
+	g.cfg.Cache.UpdateTime(timestamp)
+}
+
+// reconcilePod handles one pod within a relist: old is its record (nil if new), current what the
+// runtime listed now (nil if gone).
+func (g *GenericPLEG) reconcilePod(ctx context.Context, uid types.UID, old, current *kubecontainer.RunningPod, timestamp time.Time) {
+	logger := klog.FromContext(ctx)
+	events := podEvents(uid, containerStates(old), containerStates(current))
+	if len(events) == 0 {
+		return
+	}
+
+	if current == nil {
+		// Nothing of the pod is left in the runtime.
+		logger.V(4).Info("Pod is gone from the runtime; deleting its cached status", "podUID", uid)
+		g.cfg.Cache.Delete(uid)
+		delete(g.records, uid)
+	} else {
+		status, err := g.cfg.Runtime.GetPodStatus(ctx, uid, current.Name, current.Namespace)
+		g.cfg.Cache.Set(uid, status, err, timestamp)
+		if err != nil {
+			// Keep the old record: the next relist computes these events again and retries.
+			logger.Error(err, "Unable to inspect pod; retrying on the next relist", "pod", klog.KRef(current.Namespace, current.Name), "podUID", uid)
+			return
+		}
+		logger.V(4).Info("Wrote pod status to the cache", "pod", klog.KRef(current.Namespace, current.Name), "podUID", uid)
+		g.records[uid] = current
+		logExits(logger, events, status)
+	}
+
+	for _, e := range events {
+		if e.Type == ContainerChanged {
+			continue // not reliable, and nobody acts on it (as upstream)
+		}
+		g.send(logger, e)
+	}
+}
+
+// send delivers an event without blocking: when the channel is full the kubelet is far behind,
+// and the event is dropped (the periodic sync is the safety net), as upstream.
+func (g *GenericPLEG) send(logger klog.Logger, e *PodLifecycleEvent) {
+	select {
+	case g.events <- e:
+	default:
+		logger.Error(nil, "Event channel is full, discarding this event", "podUID", e.ID, "event", e.Type, "containerID", e.Data)
+	}
+}
+
+// logExits logs the exit code of each container a ContainerDied event is about.
+func logExits(logger klog.Logger, events []*PodLifecycleEvent, status *kubecontainer.PodStatus) {
+	for _, e := range events {
+		if e.Type != ContainerDied {
+			continue
+		}
+		for _, c := range status.Containers {
+			if c.ID == e.Data {
+				logger.V(2).Info("Container finished", "podUID", e.ID, "containerID", c.ID, "container", c.Name, "exitCode", c.ExitCode)
+			}
+		}
+	}
+}
+
+// containerStates returns the PLEG state of each container and sandbox of a listed pod, by ID.
+// Sandboxes count as containers (as upstream): READY is running, NOTREADY is exited.
+func containerStates(pod *kubecontainer.RunningPod) map[string]plegContainerState {
+	states := map[string]plegContainerState{}
+	if pod == nil {
+		return states
+	}
+	for _, c := range pod.Containers {
+		states[c.GetId()] = fromContainerState(c.GetState())
+	}
+	for _, s := range pod.Sandboxes {
+		states[s.GetId()] = fromSandboxState(s.GetState())
+	}
+	return states
+}
+
+// fromContainerState folds a CRI container state into a PLEG state. CREATED is "unknown": the
+// kubelet starts containers right after creating them and has nothing to do for CREATED.
+func fromContainerState(s runtimeapi.ContainerState) plegContainerState {
+	switch s {
+	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+		return plegContainerRunning
+	case runtimeapi.ContainerState_CONTAINER_EXITED:
+		return plegContainerExited
+	default:
+		return plegContainerUnknown
+	}
+}
+
+// fromSandboxState folds a CRI sandbox state into a PLEG state.
+func fromSandboxState(s runtimeapi.PodSandboxState) plegContainerState {
+	switch s {
+	case runtimeapi.PodSandboxState_SANDBOX_READY:
+		return plegContainerRunning
+	case runtimeapi.PodSandboxState_SANDBOX_NOTREADY:
+		return plegContainerExited
+	default:
+		return plegContainerUnknown
+	}
+}
+
+// podEvents compares one pod's container states at two relists, ordered by container ID. An ID
+// missing from a map is non-existent there.
+func podEvents(podID types.UID, old, current map[string]plegContainerState) []*PodLifecycleEvent {
+	ids := make([]string, 0, len(old)+len(current))
+	for id := range old {
+		ids = append(ids, id)
+	}
+	for id := range current {
+		if _, ok := old[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	var events []*PodLifecycleEvent
+	for _, id := range ids {
+		events = append(events, computeEvents(podID, id, stateOf(old, id), stateOf(current, id))...)
+	}
+	return events
+}
+
+func stateOf(states map[string]plegContainerState, id string) plegContainerState {
+	if s, ok := states[id]; ok {
+		return s
+	}
+	return plegContainerNonExistent
+}
+
+// computeEvents decides the events for one container between two relists (upstream
+// generateEvents). The new state decides; only a disappearance looks at the old one, so that a
+// container that vanished without being seen exited is still reported dead before removed.
+func computeEvents(podID types.UID, containerID string, oldState, newState plegContainerState) []*PodLifecycleEvent {
+	if oldState == newState {
+		return nil
+	}
+	event := func(t PodLifeCycleEventType) *PodLifecycleEvent {
+		return &PodLifecycleEvent{ID: podID, Type: t, Data: containerID}
+	}
+	switch newState {
+	case plegContainerRunning:
+		return []*PodLifecycleEvent{event(ContainerStarted)}
+	case plegContainerExited:
+		return []*PodLifecycleEvent{event(ContainerDied)}
+	case plegContainerUnknown:
+		return []*PodLifecycleEvent{event(ContainerChanged)}
+	case plegContainerNonExistent:
+		if oldState == plegContainerExited {
+			return []*PodLifecycleEvent{event(ContainerRemoved)} // its death was reported already
+		}
+		return []*PodLifecycleEvent{event(ContainerDied), event(ContainerRemoved)}
+	default:
+		// Unreachable: the states above are all there are.
+		return []*PodLifecycleEvent{event(ContainerChanged)}
+	}
+}

@@ -1,0 +1,530 @@
+package statusmanager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+)
+
+func testPod(uid types.UID) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: uid}}
+}
+
+func newTestManager(t *testing.T, cfg Config, objects ...runtime.Object) (*Manager, *fake.Clientset, context.Context) {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	client := fake.NewClientset(objects...)
+	cfg.Client = client
+	if cfg.Clock == nil {
+		cfg.Clock = testingclock.NewFakeClock(t0)
+	}
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, client, ctx
+}
+
+// actionVerbs lists the recorded actions as "verb resource[/subresource]".
+func actionVerbs(actions []clienttesting.Action) []string {
+	var verbs []string
+	for _, a := range actions {
+		v := a.GetVerb() + " " + a.GetResource().Resource
+		if a.GetSubresource() != "" {
+			v += "/" + a.GetSubresource()
+		}
+		verbs = append(verbs, v)
+	}
+	return verbs
+}
+
+func patches(actions []clienttesting.Action) []clienttesting.PatchActionImpl {
+	var out []clienttesting.PatchActionImpl
+	for _, a := range actions {
+		if p, ok := a.(clienttesting.PatchActionImpl); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func getAPIPod(t *testing.T, ctx context.Context, client *fake.Clientset, name string) *corev1.Pod {
+	t.Helper()
+	pod, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+func TestNewDefaultsAndValidation(t *testing.T) {
+	m, err := New(Config{Client: fake.NewClientset()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.cfg.SyncPeriod != 10*time.Second || m.cfg.Clock == nil || m.cfg.PodDeletionSafety == nil {
+		t.Errorf("defaults not filled: syncPeriod %s, clock %v, safety set %v", m.cfg.SyncPeriod, m.cfg.Clock, m.cfg.PodDeletionSafety != nil)
+	}
+	if _, err := New(Config{}); err == nil {
+		t.Error("a config without a client was accepted")
+	}
+	if _, err := New(Config{Client: fake.NewClientset(), SyncPeriod: -time.Second}); err == nil {
+		t.Error("a negative sync period was accepted")
+	}
+}
+
+// Upstream syncPod: the kubelet PATCHes pods/status only when its status differs from the API's,
+// and the patch carries only the change.
+func TestSyncPodPatchesOnlyOnChange(t *testing.T) {
+	pod := testPod("uid-1")
+	m, client, ctx := newTestManager(t, Config{}, pod)
+
+	status := corev1.PodStatus{
+		Phase:             corev1.PodPending,
+		HostIP:            "10.0.0.1",
+		Conditions:        []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
+		ContainerStatuses: []corev1.ContainerStatus{waiting("app")},
+	}
+	m.SetPodStatus(pod, status)
+	if err := m.syncPod(ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	if got := actionVerbs(client.Actions()); !reflect.DeepEqual(got, []string{"get pods", "patch pods/status"}) {
+		t.Fatalf("first sync made %v, want get then patch of pods/status", got)
+	}
+	p := patches(client.Actions())[0]
+	if p.Name != "web" || p.PatchType != types.StrategicMergePatchType {
+		t.Errorf("patched %s with %s, want web with a strategic merge patch", p.Name, p.PatchType)
+	}
+	api := getAPIPod(t, ctx, client, "web")
+	if api.Status.Phase != corev1.PodPending || api.Status.HostIP != "10.0.0.1" || api.Status.StartTime == nil {
+		t.Errorf("API status = %+v, want the cached one", api.Status)
+	}
+
+	// Same status again: SetPodStatus ignores it, and a sync finds nothing to write.
+	client.ClearActions()
+	m.SetPodStatus(pod, status)
+	if err := m.syncPod(ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	if got := actionVerbs(client.Actions()); !reflect.DeepEqual(got, []string{"get pods"}) {
+		t.Errorf("a sync of an unchanged status made %v, want only a get", got)
+	}
+
+	// A changed phase: one more PATCH, carrying only the phase and the UID precondition.
+	client.ClearActions()
+	status.Phase = corev1.PodRunning
+	m.SetPodStatus(pod, status)
+	if err := m.syncPod(ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	ps := patches(client.Actions())
+	if len(ps) != 1 {
+		t.Fatalf("a changed status made %v, want one patch", actionVerbs(client.Actions()))
+	}
+	var got map[string]any
+	if err := json.Unmarshal(ps[0].Patch, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"metadata": map[string]any{"uid": "uid-1"}, "status": map[string]any{"phase": "Running"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("patch = %s, want only the phase and the UID", ps[0].Patch)
+	}
+	if api := getAPIPod(t, ctx, client, "web"); api.Status.Phase != corev1.PodRunning {
+		t.Errorf("API phase = %s, want Running", api.Status.Phase)
+	}
+}
+
+// Upstream updateStatusInternal: lastTransitionTime of a condition whose status did not change is
+// kept, even if the caller computed a new one.
+func TestSetPodStatusKeepsTransitionTime(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	pod := testPod("uid-1")
+	m, _, _ := newTestManager(t, Config{Clock: clk}, pod)
+
+	m.SetPodStatus(pod, corev1.PodStatus{Conditions: []corev1.PodCondition{cond(corev1.PodReady, corev1.ConditionTrue, time.Time{})}})
+	clk.Step(time.Minute)
+	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{cond(corev1.PodReady, corev1.ConditionTrue, clk.Now())}})
+	got, ok := m.GetPodStatus(pod.UID)
+	if !ok {
+		t.Fatal("no cached status")
+	}
+	if c := got.Conditions[0]; !c.LastTransitionTime.Time.Equal(t0) {
+		t.Errorf("Ready lastTransitionTime = %s, want the first %s", c.LastTransitionTime, t0)
+	}
+	clk.Step(time.Minute)
+	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{cond(corev1.PodReady, corev1.ConditionFalse, time.Time{})}})
+	got, _ = m.GetPodStatus(pod.UID)
+	if c := got.Conditions[0]; !c.LastTransitionTime.Time.Equal(clk.Now()) {
+		t.Errorf("Ready lastTransitionTime after a flip = %s, want now %s", c.LastTransitionTime, clk.Now())
+	}
+}
+
+// Upstream syncPod: a pod that is gone, or was deleted and recreated under the same name (another
+// UID), gets no write, and its cached status is dropped.
+func TestSyncPodDropsGoneOrRecreatedPods(t *testing.T) {
+	tests := []struct {
+		name    string
+		objects []runtime.Object
+	}{
+		{"not found", nil},
+		{"UID mismatch", []runtime.Object{testPod("uid-new")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, client, ctx := newTestManager(t, Config{}, tc.objects...)
+			m.SetPodStatus(testPod("uid-old"), corev1.PodStatus{Phase: corev1.PodRunning})
+			if err := m.syncPod(ctx, "uid-old"); err != nil {
+				t.Fatal(err)
+			}
+			if got := actionVerbs(client.Actions()); !reflect.DeepEqual(got, []string{"get pods"}) {
+				t.Errorf("actions = %v, want only the get", got)
+			}
+			if m.Len() != 0 {
+				t.Errorf("%d statuses cached, want the entry dropped", m.Len())
+			}
+		})
+	}
+}
+
+// Upstream syncPod/canBeDeleted: once a pod being deleted has no running container, the kubelet
+// deletes it with grace period 0 and a UID precondition; that is what lets `kubectl delete pod`
+// return. While a container runs, the pod stays.
+func TestSyncPodFinishesDeletion(t *testing.T) {
+	tests := []struct {
+		name       string
+		deleting   bool
+		containers []corev1.ContainerStatus
+		safety     func(*corev1.Pod, corev1.PodStatus) bool
+		wantDelete bool
+	}{
+		{"deleting, all terminated", true, []corev1.ContainerStatus{terminated("a", 0), terminated("b", 137)}, nil, true},
+		{"deleting, one running", true, []corev1.ContainerStatus{terminated("a", 0), running("b", "fake://b", false)}, nil, false},
+		{"not deleting", false, []corev1.ContainerStatus{terminated("a", 0)}, nil, false},
+		{"deleting, resources not reclaimed", true, []corev1.ContainerStatus{terminated("a", 0)}, func(*corev1.Pod, corev1.PodStatus) bool { return false }, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := testPod("uid-1")
+			if tc.deleting {
+				pod.DeletionTimestamp = &metav1.Time{Time: t0}
+				pod.DeletionGracePeriodSeconds = ptr.To[int64](30)
+			}
+			m, client, ctx := newTestManager(t, Config{PodDeletionSafety: tc.safety}, pod)
+			m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: tc.containers})
+			if err := m.syncPod(ctx, pod.UID); err != nil {
+				t.Fatal(err)
+			}
+			var deletes []clienttesting.DeleteActionImpl
+			for _, a := range client.Actions() {
+				if d, ok := a.(clienttesting.DeleteActionImpl); ok {
+					deletes = append(deletes, d)
+				}
+			}
+			if !tc.wantDelete {
+				if len(deletes) != 0 {
+					t.Errorf("actions = %v, want no delete", actionVerbs(client.Actions()))
+				}
+				if m.Len() != 1 {
+					t.Errorf("%d statuses cached, want the entry kept", m.Len())
+				}
+				return
+			}
+			if len(deletes) != 1 {
+				t.Fatalf("actions = %v, want one delete", actionVerbs(client.Actions()))
+			}
+			d := deletes[0]
+			opts := d.DeleteOptions
+			if d.Name != "web" || opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds != 0 {
+				t.Errorf("deleted %s with grace %v, want web with grace 0", d.Name, opts.GracePeriodSeconds)
+			}
+			if opts.Preconditions == nil || opts.Preconditions.UID == nil || *opts.Preconditions.UID != "uid-1" {
+				t.Errorf("preconditions = %+v, want UID uid-1", opts.Preconditions)
+			}
+			if m.Len() != 0 {
+				t.Errorf("%d statuses cached after the delete, want 0", m.Len())
+			}
+		})
+	}
+}
+
+// A pod being deleted stays pending after a sync that could not delete it, so the resync checks
+// again once its containers stopped.
+func TestSyncAllRechecksDeletion(t *testing.T) {
+	pod := testPod("uid-1")
+	pod.DeletionTimestamp = &metav1.Time{Time: t0}
+	m, client, ctx := newTestManager(t, Config{}, pod)
+	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running("a", "fake://a", false)}})
+	m.syncAll(ctx)
+	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{terminated("a", 0)}})
+	if err := m.syncPod(ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"get pods", "patch pods/status", "get pods", "patch pods/status", "delete pods"}
+	if got := actionVerbs(client.Actions()); !reflect.DeepEqual(got, want) {
+		t.Errorf("actions = %v, want %v", got, want)
+	}
+}
+
+// The resync sends only what is pending, and retries a failed write.
+func TestSyncAllRetriesFailedWrites(t *testing.T) {
+	a, b := testPod("uid-a"), testPod("uid-b")
+	b.Name = "db"
+	m, client, ctx := newTestManager(t, Config{}, a, b)
+	m.SetPodStatus(a, corev1.PodStatus{Phase: corev1.PodRunning})
+	if err := m.syncPod(ctx, a.UID); err != nil {
+		t.Fatal(err)
+	}
+
+	client.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("apiserver is down")
+	})
+	m.SetPodStatus(b, corev1.PodStatus{Phase: corev1.PodRunning})
+	if err := m.syncPod(ctx, b.UID); err == nil {
+		t.Fatal("a failed patch was not reported")
+	}
+	client.ReactionChain = client.ReactionChain[1:]
+	client.ClearActions()
+
+	m.syncAll(ctx)
+	ps := patches(client.Actions())
+	if len(ps) != 1 || ps[0].Name != "db" {
+		t.Errorf("resync made %v, want one patch of db only", actionVerbs(client.Actions()))
+	}
+	if api := getAPIPod(t, ctx, client, "db"); api.Status.Phase != corev1.PodRunning {
+		t.Errorf("db phase = %s, want Running after the retry", api.Status.Phase)
+	}
+}
+
+// Upstream TerminatePod, through the cache: containers the kubelet cannot account for are
+// reported as ContainerStatusUnknown / 137, and the pod fails.
+func TestTerminatePod(t *testing.T) {
+	pod := testPod("uid-1")
+	m, _, _ := newTestManager(t, Config{}, pod)
+	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running("a", "fake://a", true), terminated("b", 0)}})
+	m.TerminatePod(pod)
+	got, _ := m.GetPodStatus(pod.UID)
+	if got.Phase != corev1.PodFailed {
+		t.Errorf("phase = %s, want Failed", got.Phase)
+	}
+	if term := got.ContainerStatuses[0].State.Terminated; term == nil || term.Reason != "ContainerStatusUnknown" || term.ExitCode != 137 {
+		t.Errorf("container a = %+v, want terminated ContainerStatusUnknown 137", got.ContainerStatuses[0].State)
+	}
+	if m.statuses[pod.UID].version != 2 {
+		t.Errorf("version = %d, want 2", m.statuses[pod.UID].version)
+	}
+
+	// A pod the manager never saw starts from its API status.
+	other := testPod("uid-2")
+	other.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{waiting("x")}}
+	m.TerminatePod(other)
+	got, _ = m.GetPodStatus(other.UID)
+	if got.Phase != corev1.PodSucceeded || got.ContainerStatuses[0].State.Terminated == nil {
+		t.Errorf("status = %+v, want Succeeded with x terminated", got)
+	}
+}
+
+// Upstream SetContainerReadiness: a probe result flips the container's ready flag, and Ready and
+// ContainersReady follow (True only when every container is ready).
+func TestSetContainerReadiness(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	pod := testPod("uid-1")
+	m, _, _ := newTestManager(t, Config{Clock: clk}, pod)
+	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running("a", "fake://a", false), running("b", "fake://b", false)}})
+
+	conditions := func() (containersReady, ready corev1.ConditionStatus) {
+		s, _ := m.GetPodStatus(pod.UID)
+		if c := findCondition(s.Conditions, corev1.ContainersReady); c != nil {
+			containersReady = c.Status
+		}
+		if c := findCondition(s.Conditions, corev1.PodReady); c != nil {
+			ready = c.Status
+		}
+		return containersReady, ready
+	}
+	steps := []struct {
+		container string
+		ready     bool
+		want      corev1.ConditionStatus
+		version   uint64
+	}{
+		{"fake://a", true, corev1.ConditionFalse, 2},
+		{"fake://b", true, corev1.ConditionTrue, 3},
+		{"fake://b", true, corev1.ConditionTrue, 3}, // unchanged: no new version
+		{"fake://unknown", false, corev1.ConditionTrue, 3},
+		{"fake://a", false, corev1.ConditionFalse, 4},
+	}
+	for i, s := range steps {
+		clk.Step(time.Second)
+		m.SetContainerReadiness(pod.UID, s.container, s.ready)
+		cr, r := conditions()
+		if cr != s.want || r != s.want {
+			t.Errorf("step %d: ContainersReady %s Ready %s, want both %s", i, cr, r, s.want)
+		}
+		if v := m.statuses[pod.UID].version; v != s.version {
+			t.Errorf("step %d: version %d, want %d", i, v, s.version)
+		}
+	}
+	m.SetContainerReadiness("no-such-pod", "fake://a", true)
+	if m.Len() != 1 {
+		t.Errorf("readiness of an unknown pod created an entry")
+	}
+}
+
+func TestRemoveOrphanedStatuses(t *testing.T) {
+	m, _, _ := newTestManager(t, Config{})
+	for _, uid := range []types.UID{"a", "b", "c"} {
+		m.SetPodStatus(testPod(uid), corev1.PodStatus{Phase: corev1.PodRunning})
+	}
+	m.RemoveOrphanedStatuses(map[types.UID]bool{"b": true})
+	if m.Len() != 1 {
+		t.Errorf("%d statuses cached, want 1", m.Len())
+	}
+	if _, ok := m.GetPodStatus("b"); !ok {
+		t.Error("the status of a known pod was removed")
+	}
+}
+
+// Upstream SetPodStatus never blocks and coalesces: many updates before the loop runs are sent as
+// one PATCH of the last status, not one per update.
+func TestRunCoalesces(t *testing.T) {
+	pod := testPod("uid-1")
+	m, client, ctx := newTestManager(t, Config{}, pod)
+	patched := make(chan struct{}, 100)
+	client.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		patched <- struct{}{}
+		return false, nil, nil // fall through to the object tracker
+	})
+
+	const updates = 50
+	for i := range updates {
+		m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, Message: fmt.Sprintf("update %d", i)})
+	}
+	last, _ := m.GetPodStatus(pod.UID)
+
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { m.Run(ctx) })
+	<-patched // the first PATCH carries the newest version; the rest of the queue is a no-op
+	cancel()
+	wg.Wait()
+
+	if n := len(patches(client.Actions())); n == 0 || n > 2 {
+		t.Errorf("%d updates made %d patches, want 1 (at most a few)", updates, n)
+	}
+	if api := getAPIPod(t, ctx, client, "web"); api.Status.Message != last.Message {
+		t.Errorf("API message = %q, want the last one set %q", api.Status.Message, last.Message)
+	}
+}
+
+// One turn per queued UID: fifty queued updates of one pod cost one GET and one PATCH (the
+// first turn sends the newest version, the other turns find nothing pending and make no call).
+// A resync tick with nothing pending makes no call either.
+func TestSyncLoopIterationCoalesces(t *testing.T) {
+	pod := testPod("uid-1")
+	m, client, ctx := newTestManager(t, Config{}, pod)
+	for i := range 50 {
+		m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, Message: fmt.Sprintf("update %d", i)})
+	}
+	if len(m.syncCh) != 50 {
+		t.Fatalf("%d UIDs queued, want one per update", len(m.syncCh))
+	}
+	for len(m.syncCh) > 0 {
+		if !m.syncLoopIteration(ctx, nil) {
+			t.Fatal("the loop stopped with ctx alive")
+		}
+	}
+	if got := actionVerbs(client.Actions()); !reflect.DeepEqual(got, []string{"get pods", "patch pods/status"}) {
+		t.Errorf("50 queued updates made %v, want one get and one patch", got)
+	}
+	if api := getAPIPod(t, ctx, client, "web"); api.Status.Message != "update 49" {
+		t.Errorf("API message = %q, want the last one set", api.Status.Message)
+	}
+
+	client.ClearActions()
+	tick := make(chan time.Time, 1)
+	tick <- t0
+	m.syncLoopIteration(ctx, tick)
+	if len(client.Actions()) != 0 {
+		t.Errorf("a resync with nothing pending made %v, want nothing", actionVerbs(client.Actions()))
+	}
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if m.syncLoopIteration(cancelled, nil) {
+		t.Error("the loop went on after its context was cancelled")
+	}
+}
+
+type fakeMirrors map[types.UID]*corev1.Pod
+
+func (f fakeMirrors) GetMirrorPodByPod(pod *corev1.Pod) (*corev1.Pod, bool) {
+	mirror, ok := f[pod.UID]
+	return mirror, ok
+}
+
+var _ MirrorPodTranslator = fakeMirrors(nil)
+
+// Upstream syncBatch/syncPod: a static pod's status is written to its mirror pod; until the mirror
+// pod exists the sync is skipped and the resync tries again. Mirror pods are never deleted here.
+func TestMirrorPodTranslation(t *testing.T) {
+	static := testPod("static-uid")
+	static.Name = "etcd-node1"
+	static.Annotations = map[string]string{configSourceAnnotationKey: "file"}
+	static.DeletionTimestamp = &metav1.Time{Time: t0}
+	mirror := testPod("mirror-uid")
+	mirror.Name = "etcd-node1"
+	mirror.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "hash"}
+	mirror.DeletionTimestamp = &metav1.Time{Time: t0}
+
+	mirrors := fakeMirrors{}
+	m, client, ctx := newTestManager(t, Config{MirrorPods: mirrors}, mirror)
+	m.SetPodStatus(static, corev1.PodStatus{Phase: corev1.PodRunning})
+
+	// No mirror pod yet: nothing is sent, the status stays pending.
+	if err := m.syncPod(ctx, static.UID); err != nil {
+		t.Fatal(err)
+	}
+	if len(client.Actions()) != 0 {
+		t.Errorf("without a mirror pod the sync made %v, want nothing", actionVerbs(client.Actions()))
+	}
+
+	mirrors[static.UID] = mirror
+	m.syncAll(ctx)
+	ps := patches(client.Actions())
+	if len(ps) != 1 || ps[0].Name != "etcd-node1" {
+		t.Fatalf("actions = %v, want one patch of the mirror pod", actionVerbs(client.Actions()))
+	}
+	var patch struct {
+		Metadata struct{ UID string } `json:"metadata"`
+	}
+	if err := json.Unmarshal(ps[0].Patch, &patch); err != nil || patch.Metadata.UID != "mirror-uid" {
+		t.Errorf("patch %s has UID precondition %q, want mirror-uid", ps[0].Patch, patch.Metadata.UID)
+	}
+	if api := getAPIPod(t, ctx, client, "etcd-node1"); api.Status.Phase != corev1.PodRunning {
+		t.Errorf("mirror pod phase = %s, want Running", api.Status.Phase)
+	}
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "delete" {
+			t.Error("the status manager deleted a mirror pod")
+		}
+	}
+	if m.Len() != 1 {
+		t.Error("the static pod's status was dropped")
+	}
+}
