@@ -18,6 +18,13 @@ if [[ $CLUSTER != local ]]; then
   exit 1
 fi
 hack/cluster/up.sh up --state-dir "$CLUSTER_DIR" >/dev/null
+# A new control plane has a new CA and port: credentials from an earlier one cannot work. Start the
+# node afresh (a new TLS bootstrap) when the CA in its kubeconfig is not the cluster's.
+ca() { grep -m1 'certificate-authority-data' "$1" 2>/dev/null | awk '{print $2}'; }
+if [[ -f $ROOT_DIR/kubeconfig && "$(ca "$ROOT_DIR/kubeconfig")" != "$(ca "$CLUSTER_DIR/bootstrap.kubeconfig")" ]]; then
+  echo "The local control plane was recreated since $ROOT_DIR was used; removing it to join afresh." >&2
+  rm -rf "$ROOT_DIR"
+fi
 kubectl=$(hack/cluster/build.sh)/kubectl
 admin=$(cd "$CLUSTER_DIR" && pwd)/admin.kubeconfig
 cat <<MSG

@@ -129,3 +129,15 @@ func resourceQuantity(s string) *resource.Quantity {
 	q := resource.MustParse(s)
 	return &q
 }
+
+// Like upstream's container GC (MaxPerPodContainer): two exited instances per container are kept.
+func TestDeadContainersToRemove(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, "app", "side")
+	st := &kubecontainer.PodStatus{Containers: []*kubecontainer.ContainerStatus{
+		running(pod, 0, "a4"), exited(pod, 0, "a3", 1), exited(pod, 0, "a2", 1), exited(pod, 0, "a1", 1), exited(pod, 0, "a0", 1),
+		exited(pod, 1, "s1", 0), exited(pod, 1, "s0", 0),
+	}}
+	if got := deadContainersToRemove(st); !reflect.DeepEqual(got, []string{"a1", "a0"}) {
+		t.Errorf("to remove = %v, want the two oldest of app", got)
+	}
+}

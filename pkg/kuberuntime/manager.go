@@ -142,6 +142,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	sandboxConfig := m.sandboxConfig(pod, actions.Attempt)
 
 	// 3. Start containers, each behind its crash-loop backoff.
+	defer m.pruneDeadContainers(ctx, status)
 	for _, i := range actions.ContainersToStart {
 		c := &pod.Spec.Containers[i]
 		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig); err != nil {
@@ -150,6 +151,38 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 		}
 	}
 	return result
+}
+
+// deadContainersKept is how many exited instances of one container a pod keeps: the newest is
+// the API's state or lastState, one more for `kubectl logs --previous`, as upstream's GC default
+// (MaxPerPodContainer) keeps them.
+const deadContainersKept = 2
+
+// deadContainersToRemove picks the exited instances beyond the newest deadContainersKept of each
+// container name (status lists them newest first). Pure.
+func deadContainersToRemove(status *kubecontainer.PodStatus) []string {
+	seen := map[string]int{}
+	var out []string
+	for _, c := range status.Containers {
+		if c.State != runtimeapi.ContainerState_CONTAINER_EXITED {
+			continue
+		}
+		seen[c.Name]++
+		if seen[c.Name] > deadContainersKept {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
+// pruneDeadContainers removes old exited instances so a crash-looping pod does not pile them up
+// (upstream: the container garbage collector).
+func (m *Manager) pruneDeadContainers(ctx context.Context, status *kubecontainer.PodStatus) {
+	for _, id := range deadContainersToRemove(status) {
+		if _, err := m.runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}); err != nil && !isNotFound(err) {
+			klog.FromContext(ctx).V(2).Info("Failed to remove a dead container", "containerID", id, "err", err)
+		}
+	}
 }
 
 func gracePeriod(pod *corev1.Pod) int64 {
