@@ -37,7 +37,7 @@ test-unit:
 # gRPC status); `make test-fuzz FUZZTIME=5m` for a longer one.
 FUZZTIME ?= 20s
 test-fuzz:
-	go test -run '^$$' -fuzz FuzzCreateContainer -fuzztime $(FUZZTIME) ./pkg/cri/fake
+	go test -run '^$$' -fuzz FuzzCreateContainer -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./pkg/cri/fake
 
 # test-e2e: end-to-end tests; each package starts its own local control plane and stops it.
 test-e2e: cluster-build

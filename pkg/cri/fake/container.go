@@ -129,13 +129,17 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 			return nil, status.Errorf(codes.AlreadyExists, "container name %q is reserved for %q in pod sandbox %q: remove it first", key, c.id, s.id)
 		}
 	}
+	logPath, err := resolveLogPath(r.cfg.LogRoot, s.config.GetLogDirectory(), cfg.GetLogPath())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
 	c := &container{
 		id:        newID(),
 		seq:       r.nextSeqLocked(),
 		sandboxID: s.id,
 		config:    proto.Clone(cfg).(*runtimeapi.ContainerConfig),
 		image:     img,
-		logPath:   resolveLogPath(r.cfg.LogRoot, s.config.GetLogDirectory(), cfg.GetLogPath()),
+		logPath:   logPath,
 		state:     runtimeapi.ContainerState_CONTAINER_CREATED,
 		createdAt: r.clock.Now(),
 		program:   parseProgram(append(append([]string{}, cfg.GetCommand()...), cfg.GetArgs()...), unknownRunsForever),

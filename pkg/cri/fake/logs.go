@@ -10,21 +10,24 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// resolveLogPath applies the CRI rule: a relative LogPath is relative to the sandbox's
-// LogDirectory. Without a LogDirectory, LogRoot stands in; without either the result is "" and
-// output is discarded.
-func resolveLogPath(logRoot, logDirectory, logPath string) string {
+// resolveLogPath applies the CRI rule: LogPath is relative to the sandbox's LogDirectory.
+// Without a LogDirectory, LogRoot stands in; without either the result is "" and output is
+// discarded. A LogPath that is absolute or climbs out of its directory ("../..") is refused:
+// the fake runtime never writes outside the log directories it was given.
+func resolveLogPath(logRoot, logDirectory, logPath string) (string, error) {
+	if logPath == "" {
+		return "", nil
+	}
+	if !filepath.IsLocal(logPath) {
+		return "", fmt.Errorf("log_path %q must be a relative path inside the sandbox's log_directory", logPath)
+	}
 	switch {
-	case logPath == "":
-		return ""
-	case filepath.IsAbs(logPath):
-		return filepath.Clean(logPath)
 	case logDirectory != "":
-		return filepath.Join(logDirectory, logPath)
+		return filepath.Join(logDirectory, logPath), nil
 	case logRoot != "":
-		return filepath.Join(logRoot, logPath)
+		return filepath.Join(logRoot, logPath), nil
 	default:
-		return ""
+		return "", nil
 	}
 }
 

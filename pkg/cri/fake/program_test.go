@@ -68,17 +68,20 @@ func TestFormatLogLines(t *testing.T) {
 func TestResolveLogPath(t *testing.T) {
 	tests := []struct {
 		name, root, dir, path, want string
+		wantErr                     bool
 	}{
-		{"relative joins the sandbox log directory", "/root", "/var/log/pods/x", "c/0.log", "/var/log/pods/x/c/0.log"},
-		{"absolute stays", "/root", "/var/log/pods/x", "/abs/0.log", "/abs/0.log"},
-		{"no log directory uses LogRoot", "/root", "", "c/0.log", "/root/c/0.log"},
-		{"neither discards", "", "", "c/0.log", ""},
-		{"no log path discards", "/root", "/d", "", ""},
+		{"relative joins the sandbox log directory", "/root", "/var/log/pods/x", "c/0.log", "/var/log/pods/x/c/0.log", false},
+		{"absolute is refused", "/root", "/var/log/pods/x", "/abs/0.log", "", true},
+		{"climbing out is refused", "/root", "/var/log/pods/x", "../../../etc/x", "", true},
+		{"no log directory uses LogRoot", "/root", "", "c/0.log", "/root/c/0.log", false},
+		{"neither discards", "", "", "c/0.log", "", false},
+		{"no log path discards", "/root", "/d", "", "", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := resolveLogPath(tc.root, tc.dir, tc.path); got != tc.want {
-				t.Errorf("got %q, want %q", got, tc.want)
+			got, err := resolveLogPath(tc.root, tc.dir, tc.path)
+			if got != tc.want || (err != nil) != tc.wantErr {
+				t.Errorf("got %q, %v; want %q, error %v", got, err, tc.want, tc.wantErr)
 			}
 		})
 	}
