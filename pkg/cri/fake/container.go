@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -189,6 +190,23 @@ func (r *Runtime) advanceLocked(c *container) {
 			if err := appendLog(c.logPath, r.clock.Now(), st.stream, st.text); err != nil {
 				r.logger.Error(err, "Could not write container log", "containerID", c.id)
 			}
+		case stepInspect:
+			stdout, stderr, code := inspect(r.viewLocked(c), st.argv[0], st.argv[1:])
+			for _, out := range []struct {
+				stream runtimeapi.LogStreamType
+				text   string
+			}{{runtimeapi.Stdout, stdout}, {runtimeapi.Stderr, stderr}} {
+				if out.text == "" {
+					continue
+				}
+				if err := appendLog(c.logPath, r.clock.Now(), out.stream, strings.TrimSuffix(out.text, "\n")); err != nil {
+					r.logger.Error(err, "Could not write container log", "containerID", c.id)
+				}
+			}
+			if code != 0 {
+				r.exitLocked(c, code, reasonFor(code), "")
+				return
+			}
 		case stepExit:
 			r.exitLocked(c, st.code, reasonFor(st.code), "")
 			return
@@ -208,6 +226,15 @@ func (r *Runtime) advanceLocked(c *container) {
 		}
 	}
 	r.exitLocked(c, 0, reasonFor(0), "")
+}
+
+// viewLocked is what the container's inspection commands see.
+func (r *Runtime) viewLocked(c *container) view {
+	v := view{env: c.config.GetEnvs(), mounts: c.config.GetMounts()}
+	if s := r.sandboxes[c.sandboxID]; s != nil {
+		v.hostname = s.config.GetHostname()
+	}
+	return v
 }
 
 // resume continues a program after a sleep, unless the container exited meanwhile.

@@ -39,6 +39,10 @@
 //	exit N                          exit with code N at once
 //	true | : | false                exit status 0 (go on) or exit with code 1
 //	echo [-n] WORDS…                write WORDS to the log on stdout ("echo WORDS >&2": on stderr)
+//	env | printenv [NAME]           print the container's environment (from its CRI config)
+//	hostname                        print the sandbox's hostname
+//	cat FILE… | ls [DIR]            read the container's CRI mounts (ContainerPath → HostPath) only;
+//	                                any other path is "No such file or directory"; exit 1 on error
 //	anything else (nginx, /pause …) block until stopped, like a server
 //
 // The program exits 0 after its last step. So:
@@ -50,7 +54,10 @@
 //	sh -c "echo hi; sleep 5; exit 2"        logs "hi", exits 2 after 5 s
 //
 // ExecSync runs a command with the same grammar inside a running container, with one difference:
-// unknown commands succeed at once with no output (so exec probes such as `cat /tmp/healthy` pass).
+// unknown commands succeed at once with no output (so exec probes such as `nginx -t` pass). The
+// inspection commands let a student prove projection without a real container —
+// `kubectl exec pod -- cat /etc/config/key` reads the file the kubelet projected — and they can
+// never reach a host path that was not mounted into the container.
 // Waits are capped by the request's timeout (then DeadlineExceeded).
 //
 // # Logs

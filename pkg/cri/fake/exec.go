@@ -25,6 +25,10 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 	if err == nil && c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		err = errNotRunning(c)
 	}
+	var v view
+	if err == nil {
+		v = r.viewLocked(c)
+	}
 	r.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -51,6 +55,13 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 			out.WriteString(st.text)
 			if !st.noEOL {
 				out.WriteString("\n")
+			}
+		case stepInspect:
+			out, errOut, code := inspect(v, st.argv[0], st.argv[1:])
+			stdout.WriteString(out)
+			stderr.WriteString(errOut)
+			if code != 0 {
+				return &runtimeapi.ExecSyncResponse{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: code}, nil
 			}
 		case stepExit:
 			return &runtimeapi.ExecSyncResponse{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: st.code}, nil

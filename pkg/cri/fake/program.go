@@ -19,6 +19,7 @@ const (
 	stepSleep                   // wait d on the clock
 	stepForever                 // block until stopped
 	stepExit                    // exit with code
+	stepInspect                 // env, hostname, cat, ls: look at the container's env and mounts
 )
 
 // step is one parsed instruction.
@@ -29,6 +30,7 @@ type step struct {
 	stream runtimeapi.LogStreamType // stepEcho
 	d      time.Duration            // stepSleep
 	code   int32                    // stepExit
+	argv   []string                 // stepInspect: the command and its arguments
 }
 
 func (s step) String() string {
@@ -42,6 +44,8 @@ func (s step) String() string {
 		return "sleep " + s.d.String()
 	case stepForever:
 		return "forever"
+	case stepInspect:
+		return "inspect " + strings.Join(s.argv, " ")
 	default:
 		return fmt.Sprintf("exit %d", s.code)
 	}
@@ -156,6 +160,8 @@ func parseCommand(words []string, mode unknownMode) []step {
 			return shellError(fmt.Sprintf("sh: exit: Illegal number: %s", args[0]), 2)
 		}
 		return []step{{kind: stepExit, code: int32(code % 256)}}
+	case "env", "printenv", "hostname", "cat", "ls":
+		return []step{{kind: stepInspect, argv: append([]string{name}, args...)}}
 	case "sleep":
 		if len(args) != 1 {
 			return shellError("sleep: usage: sleep N | sleep infinity", 1)

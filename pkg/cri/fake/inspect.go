@@ -1,0 +1,116 @@
+package fake
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// view is what an inspection command may see of a container: its environment, its hostname and
+// the host directories the kubelet mounted into it. Nothing else of the host is reachable.
+type view struct {
+	env      []*runtimeapi.KeyValue
+	hostname string
+	mounts   []*runtimeapi.Mount
+}
+
+// inspect runs one of the inspection commands of the grammar (env, hostname, cat, ls) against a
+// container's view and returns what it prints and its exit code, as busybox would.
+func inspect(v view, name string, args []string) (stdout, stderr string, code int32) {
+	switch name {
+	case "env", "printenv":
+		var b strings.Builder
+		for _, kv := range v.env {
+			if len(args) == 0 || args[0] == kv.GetKey() {
+				if len(args) == 0 {
+					fmt.Fprintf(&b, "%s=", kv.GetKey())
+				}
+				fmt.Fprintf(&b, "%s\n", kv.GetValue())
+			}
+		}
+		return b.String(), "", 0
+	case "hostname":
+		return v.hostname + "\n", "", 0
+	case "cat":
+		var out strings.Builder
+		var errs strings.Builder
+		for _, p := range args {
+			host, ok := v.resolve(p)
+			data, err := os.ReadFile(host)
+			if !ok || err != nil {
+				fmt.Fprintf(&errs, "cat: can't open '%s': No such file or directory\n", p)
+				code = 1
+				continue
+			}
+			out.Write(data)
+		}
+		return out.String(), errs.String(), code
+	case "ls":
+		dir := "/"
+		if len(args) > 0 {
+			dir = args[len(args)-1]
+		}
+		names, ok := v.list(dir)
+		if !ok {
+			return "", fmt.Sprintf("ls: %s: No such file or directory\n", dir), 1
+		}
+		return strings.Join(names, "\n") + "\n", "", 0
+	}
+	return "", fmt.Sprintf("sh: %s: not found\n", name), 127
+}
+
+// resolve maps a path inside the container to a host path through the mounts (the longest
+// matching container path wins). Paths that climb out of a mount resolve to nothing.
+func (v view) resolve(p string) (string, bool) {
+	p = path.Clean("/" + p)
+	best := -1
+	for i, m := range v.mounts {
+		cp := path.Clean("/" + m.GetContainerPath())
+		if (p == cp || strings.HasPrefix(p, strings.TrimSuffix(cp, "/")+"/")) && (best < 0 || len(cp) > len(v.mounts[best].GetContainerPath())) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", false
+	}
+	m := v.mounts[best]
+	rel := strings.TrimPrefix(p, path.Clean("/"+m.GetContainerPath()))
+	return filepath.Join(m.GetHostPath(), filepath.FromSlash(rel)), true
+}
+
+// list names the entries of a directory inside the container: a mounted directory's content, plus
+// the mount points below it.
+func (v view) list(dir string) ([]string, bool) {
+	dir = path.Clean("/" + dir)
+	set := map[string]bool{}
+	found := false
+	if host, ok := v.resolve(dir); ok {
+		if entries, err := os.ReadDir(host); err == nil {
+			found = true
+			for _, e := range entries {
+				if !strings.HasPrefix(e.Name(), "..") { // the atomic writer's internals stay hidden, as ls hides them
+					set[e.Name()] = true
+				}
+			}
+		}
+	}
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	for _, m := range v.mounts {
+		cp := path.Clean("/" + m.GetContainerPath())
+		if rest, ok := strings.CutPrefix(cp, prefix); ok && rest != "" {
+			found = true
+			set[strings.SplitN(rest, "/", 2)[0]] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, found || dir == "/"
+}
