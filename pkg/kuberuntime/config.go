@@ -77,9 +77,9 @@ func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt ui
 }
 
 // containerConfig is the CRI ContainerConfig of one container (upstream:
-// kuberuntime_container.go generateContainerConfig). Env vars from Secrets and ConfigMaps are the
-// secret-manager issue's; here only literal values.
-func (m *Manager) containerConfig(pod *corev1.Pod, c *corev1.Container, restartCount int, imageRef string) *runtimeapi.ContainerConfig {
+// kuberuntime_container.go generateContainerConfig). opts carries the resolved env and mounts;
+// without an OptionsGenerator they are empty and the spec's literal env values are used.
+func (m *Manager) containerConfig(pod *corev1.Pod, c *corev1.Container, restartCount int, imageRef string, opts *RunContainerOptions) *runtimeapi.ContainerConfig {
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)},
 		Image:       &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},
@@ -93,10 +93,18 @@ func (m *Manager) containerConfig(pod *corev1.Pod, c *corev1.Container, restartC
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 	}
-	for _, e := range c.Env {
-		if e.ValueFrom == nil {
-			cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
+	if m.options == nil {
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
+			}
 		}
+	}
+	for _, e := range opts.Envs {
+		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
+	}
+	for _, mnt := range opts.Mounts {
+		cfg.Mounts = append(cfg.Mounts, &runtimeapi.Mount{ContainerPath: mnt.ContainerPath, HostPath: mnt.HostPath, Readonly: mnt.ReadOnly})
 	}
 	return cfg
 }

@@ -26,7 +26,31 @@ const (
 	ReasonCreateContainerErr = "CreateContainerError"
 	ReasonRunContainerError  = "RunContainerError"
 	ReasonCreateSandboxError = "CreatePodSandboxError"
+	ReasonCreateConfigError  = "CreateContainerConfigError"
 )
+
+// EnvVar and Mount are what the kubelet adds to a container beyond its spec.
+type EnvVar struct{ Name, Value string }
+
+// Mount binds a host directory (a projected volume) into a container.
+type Mount struct {
+	ContainerPath, HostPath string
+	ReadOnly                bool
+}
+
+// RunContainerOptions are a container's resolved environment and mounts.
+type RunContainerOptions struct {
+	Envs   []EnvVar
+	Mounts []Mount
+}
+
+// OptionsGenerator resolves env vars (from Secrets, ConfigMaps, the downward API) and volume
+// mounts for a container (upstream: RuntimeHelper.GenerateRunContainerOptions). An error keeps the
+// container waiting with CreateContainerConfigError and the error as its message. It may block
+// on the API server.
+type OptionsGenerator interface {
+	GenerateRunContainerOptions(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIP string) (*RunContainerOptions, error)
+}
 
 // Config configures the runtime manager.
 type Config struct {
@@ -35,6 +59,8 @@ type Config struct {
 	Image   runtimeapi.ImageServiceClient
 	// PodLogsDir is where container logs go: <dir>/<ns>_<name>_<uid>/<container>/<n>.log. Required.
 	PodLogsDir string
+	// Options resolves env and mounts; nil gives containers their literal env values only.
+	Options OptionsGenerator
 	// Clock defaults to the real clock; it drives the crash-loop and image-pull backoffs.
 	Clock clock.Clock
 }
@@ -44,6 +70,7 @@ type Manager struct {
 	runtime    runtimeapi.RuntimeServiceClient
 	image      runtimeapi.ImageServiceClient
 	podLogsDir string
+	options    OptionsGenerator
 	clock      clock.Clock
 
 	// crashBackoff delays restarts of a crashing container: 10 s doubling to 300 s, keyed by
@@ -69,6 +96,7 @@ func New(cfg Config) (*Manager, error) {
 		runtime:      cfg.Runtime,
 		image:        cfg.Image,
 		podLogsDir:   cfg.PodLogsDir,
+		options:      cfg.Options,
 		clock:        cfg.Clock,
 		crashBackoff: crash,
 		pullBackoff:  pull,
@@ -127,6 +155,10 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 
 	// 2. A new sandbox, if needed.
 	sandboxID := actions.SandboxID
+	podIP := ""
+	if len(status.IPs) > 0 && !actions.CreateSandbox {
+		podIP = status.IPs[0]
+	}
 	if actions.CreateSandbox {
 		id, err := m.createSandbox(ctx, pod, actions.Attempt)
 		if err != nil {
@@ -135,6 +167,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 		}
 		logger.V(2).Info("Created pod sandbox", "sandbox", id, "attempt", actions.Attempt)
 		sandboxID = id
+		if st, err := m.runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id}); err == nil {
+			podIP = st.GetStatus().GetNetwork().GetIp()
+		}
 	}
 	if len(actions.ContainersToStart) == 0 {
 		return result
@@ -145,7 +180,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	defer m.pruneDeadContainers(ctx, status)
 	for _, i := range actions.ContainersToStart {
 		c := &pod.Spec.Containers[i]
-		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig); err != nil {
+		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig, podIP); err != nil {
 			result.ContainerErrors[c.Name] = *err
 			logger.V(2).Info("Container not started", "container", c.Name, "reason", err.Reason, "message", err.Message)
 		}
@@ -196,7 +231,7 @@ func gracePeriod(pod *corev1.Pod) int64 {
 }
 
 // startContainer starts one container: backoff check, image, create, start.
-func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, status *kubecontainer.PodStatus, sandboxID string, sandboxConfig *runtimeapi.PodSandboxConfig) *ContainerError {
+func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, status *kubecontainer.PodStatus, sandboxID string, sandboxConfig *runtimeapi.PodSandboxConfig, podIP string) *ContainerError {
 	restartCount := 0
 	if prev := status.FindContainer(c.Name); prev != nil {
 		restartCount = prev.RestartCount + 1
@@ -214,13 +249,20 @@ func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	if cerr != nil {
 		return cerr
 	}
+	opts := &RunContainerOptions{}
+	if m.options != nil {
+		var err error
+		if opts, err = m.options.GenerateRunContainerOptions(ctx, pod, c, podIP); err != nil {
+			return &ContainerError{Name: c.Name, Reason: ReasonCreateConfigError, Message: err.Error()}
+		}
+	}
 	logDir := podLogDir(m.podLogsDir, pod.Namespace, pod.Name, pod.UID)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return &ContainerError{Name: c.Name, Reason: ReasonCreateContainerErr, Message: err.Error()}
 	}
 	created, err := m.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
 		PodSandboxId:  sandboxID,
-		Config:        m.containerConfig(pod, c, restartCount, imageRef),
+		Config:        m.containerConfig(pod, c, restartCount, imageRef, opts),
 		SandboxConfig: sandboxConfig,
 	})
 	if err != nil {

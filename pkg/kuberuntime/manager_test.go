@@ -2,6 +2,7 @@ package kuberuntime
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,5 +204,50 @@ func TestImagePullPolicies(t *testing.T) {
 	clk.Step(11 * time.Second)
 	if err := m.SyncPod(ctx, pod, podStatus(t, ctx, m, pod)).Err(); err != nil {
 		t.Errorf("after the pull back-off: %v", err)
+	}
+}
+
+type fakeOptions struct {
+	err error
+}
+
+func (f fakeOptions) GenerateRunContainerOptions(_ context.Context, _ *corev1.Pod, _ *corev1.Container, podIP string) (*RunContainerOptions, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &RunContainerOptions{
+		Envs:   []EnvVar{{Name: "POD_IP", Value: podIP}, {Name: "PASSWORD", Value: "s3cret"}},
+		Mounts: []Mount{{ContainerPath: "/etc/config", HostPath: "/var/lib/x/volumes/cfg", ReadOnly: true}},
+	}, nil
+}
+
+// Upstream GenerateRunContainerOptions: resolved env and mounts reach the CRI config; an error
+// keeps the container waiting with CreateContainerConfigError and the error as message.
+func TestRunContainerOptions(t *testing.T) {
+	m, _, ctx, _ := newFakeRuntime(t)
+	pod := podWithCommand(corev1.RestartPolicyAlways, "sleep", "infinity")
+
+	m.options = fakeOptions{err: errors.New(`secret "db" not found`)}
+	res := m.SyncPod(ctx, pod, podStatus(t, ctx, m, pod))
+	if e := res.ContainerErrors["app"]; e.Reason != ReasonCreateConfigError || e.Message != `secret "db" not found` {
+		t.Fatalf("with a failing generator: %+v", res.ContainerErrors)
+	}
+
+	m.options = fakeOptions{}
+	if err := m.SyncPod(ctx, pod, podStatus(t, ctx, m, pod)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	st := podStatus(t, ctx, m, pod)
+	c := st.FindContainer("app")
+	out, err := m.runtime.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: c.ID, Cmd: []string{"env"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(out.GetStdout()); !strings.Contains(got, "PASSWORD=s3cret") || !strings.Contains(got, "POD_IP="+st.IPs[0]) {
+		t.Errorf("env in the container:\n%s", got)
+	}
+	cs, err := m.runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c.ID})
+	if err != nil || len(cs.GetStatus().GetMounts()) != 1 || cs.GetStatus().GetMounts()[0].GetContainerPath() != "/etc/config" {
+		t.Errorf("mounts = %v (err %v)", cs.GetStatus().GetMounts(), err)
 	}
 }
