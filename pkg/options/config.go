@@ -51,6 +51,9 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 	if c.KubeAPIBurst == 0 {
 		c.KubeAPIBurst = 100
 	}
+	if c.ConfigMapAndSecretChangeDetectionStrategy == "" {
+		c.ConfigMapAndSecretChangeDetectionStrategy = kubeletconfig.WatchChangeDetectionStrategy
+	}
 	for _, d := range []struct {
 		field *metav1.Duration
 		def   time.Duration
@@ -75,6 +78,7 @@ var implementedFields = map[string]bool{
 	"nodeStatusUpdateFrequency": true, "nodeStatusReportFrequency": true, "nodeLeaseDurationSeconds": true,
 	"runtimeRequestTimeout": true, "rotateCertificates": true, "kubeAPIQPS": true, "kubeAPIBurst": true,
 	"containerRuntimeEndpoint": true, "podLogsDir": true, "syncFrequency": true, "fileCheckFrequency": true,
+	"configMapAndSecretChangeDetectionStrategy": true,
 }
 
 // LoadConfigFile reads a KubeletConfiguration v1beta1 file. Fields it does not know at all are an
@@ -149,6 +153,14 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 	}
 	if c.KubeAPIBurst < 0 {
 		errs = append(errs, "kubeAPIBurst must not be negative")
+	}
+	switch c.ConfigMapAndSecretChangeDetectionStrategy {
+	case kubeletconfig.GetChangeDetectionStrategy, kubeletconfig.TTLCacheChangeDetectionStrategy, kubeletconfig.WatchChangeDetectionStrategy:
+	default:
+		errs = append(errs, fmt.Sprintf("configMapAndSecretChangeDetectionStrategy %q must be Get, Cache or Watch", c.ConfigMapAndSecretChangeDetectionStrategy))
+	}
+	if c.SyncFrequency.Duration <= 0 {
+		errs = append(errs, "syncFrequency must be positive")
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
