@@ -22,7 +22,9 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/podmanager"
 	"github.com/minikubelet/minikubelet/pkg/podsource"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/secretmanager"
 	"github.com/minikubelet/minikubelet/pkg/statusmanager"
+	"github.com/minikubelet/minikubelet/pkg/volume"
 )
 
 // PodConfig is what the pod lifecycle needs; the Kubelet builds its components from it.
@@ -34,6 +36,10 @@ type PodConfig struct {
 	RuntimeName string               // containerID prefix, e.g. "minikubelet-fake"
 	ManifestDir string               // static pods; "" disables the file source
 	MaxPods     int
+	// RootDir holds pod volumes: <root>/pods/<uid>/volumes/<plugin>/<name>. Required.
+	RootDir string
+	// Secrets serves Secrets and ConfigMaps to env and volumes (Get, Cache or Watch). Required.
+	Secrets secretmanager.Manager
 	// SyncFrequency is how often every pod is synced even without events (syncFrequency, 1 min);
 	// FileCheckFrequency how often the manifest dir is re-read (20 s).
 	SyncFrequency      time.Duration
@@ -51,13 +57,14 @@ type pods struct {
 	manager   *podmanager.Manager
 	status    *statusmanager.Manager
 	workers   *podworkers.PodWorkers // created in run, before any loop starts: its goroutines live as long as ctx
+	helper    *runtimeHelper         // env and volumes
 	reasonsMu sync.Mutex
 	reasons   map[types.UID]map[string]kuberuntime.ContainerError // why containers wait, per pod
 }
 
 func newPods(cfg PodConfig, rec record.EventRecorder) (*pods, error) {
-	if cfg.Client == nil || cfg.NodeName == "" || cfg.NodeIP == "" || cfg.Runtime == nil {
-		return nil, errors.New("kubelet: PodConfig needs Client, NodeName, NodeIP and Runtime")
+	if cfg.Client == nil || cfg.NodeName == "" || cfg.NodeIP == "" || cfg.Runtime == nil || cfg.RootDir == "" || cfg.Secrets == nil {
+		return nil, errors.New("kubelet: PodConfig needs Client, NodeName, NodeIP, Runtime, RootDir and Secrets")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -67,7 +74,12 @@ func newPods(cfg PodConfig, rec record.EventRecorder) (*pods, error) {
 	}
 	p := &pods{cfg: cfg, reasons: map[types.UID]map[string]kuberuntime.ContainerError{}}
 	p.cache = pleg.NewCache(cfg.Clock)
-	var err error
+	projector, err := volume.New(volume.Config{RootDir: cfg.RootDir, GetSecret: cfg.Secrets.GetSecret, GetConfigMap: cfg.Secrets.GetConfigMap})
+	if err != nil {
+		return nil, err
+	}
+	p.helper = &runtimeHelper{secrets: cfg.Secrets, projector: projector, hostIP: cfg.NodeIP, hostDirs: map[types.UID]map[string]string{}}
+	cfg.Runtime.SetOptionsGenerator(p.helper)
 	if p.pleg, err = pleg.New(pleg.Config{Runtime: cfg.Runtime, Cache: p.cache, Clock: cfg.Clock}); err != nil {
 		return nil, err
 	}
@@ -198,6 +210,7 @@ func (p *pods) handlePodAdditions(added []*corev1.Pod) {
 			p.reject(pod, "OutOfpods", msg)
 			continue
 		}
+		p.cfg.Secrets.RegisterPod(pod)
 		p.dispatch(pod, podworkers.SyncPodCreate)
 	}
 }
@@ -211,6 +224,7 @@ func (p *pods) handlePodUpdates(updated []*corev1.Pod) {
 			}
 			continue
 		}
+		p.cfg.Secrets.RegisterPod(pod)
 		p.dispatch(pod, podworkers.SyncPodUpdate)
 	}
 }
@@ -224,6 +238,7 @@ func (p *pods) handlePodRemoves(removed []*corev1.Pod) {
 			}
 			continue
 		}
+		p.cfg.Secrets.UnregisterPod(pod)
 		p.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
 	}
 }
@@ -303,6 +318,9 @@ func (p *pods) handlePodCleanups(ctx context.Context) error {
 		}
 		errs = append(errs, err)
 	}
+	if err := p.helper.cleanupVolumes(p.cfg.RootDir, keep); err != nil {
+		errs = append(errs, err)
+	}
 	for _, mirror := range p.manager.GetOrphanedMirrorPods() {
 		uid := mirror.UID
 		if _, err := p.manager.DeleteMirrorPod(ctx, mirror.Namespace, mirror.Name, &uid); err != nil {
@@ -336,6 +354,10 @@ func (p *pods) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror
 	}
 	if podsource.IsStaticPod(pod) {
 		p.ensureMirrorPod(ctx, pod, mirror)
+	}
+	// Volumes before containers: write (or refresh) every Secret/ConfigMap/projected volume.
+	if err := p.helper.setUpVolumes(ctx, pod); err != nil {
+		return false, err
 	}
 	result := p.cfg.Runtime.SyncPod(ctx, pod, rs)
 	p.setReasons(pod.UID, result.ContainerErrors)
@@ -386,6 +408,7 @@ func (p *pods) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *kube
 // manager then finishes a pending deletion in the API (upstream: kubelet.go SyncTerminatedPod).
 func (p *pods) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus) error {
 	p.status.SetPodStatus(pod, terminalStatus(generateAPIPodStatus(pod, rs, p.statusInputs(pod.UID))))
+	p.cfg.Secrets.UnregisterPod(pod) // its containers are gone: nothing reads its Secrets any more
 	klog.FromContext(ctx).V(2).Info("Pod terminated", "pod", klog.KObj(pod))
 	return nil
 }

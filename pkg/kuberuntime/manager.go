@@ -103,6 +103,10 @@ func New(cfg Config) (*Manager, error) {
 	}, nil
 }
 
+// SetOptionsGenerator sets where env and mounts come from (the kubelet, once it has built its
+// secret manager and volumes). Call it before the first SyncPod.
+func (m *Manager) SetOptionsGenerator(g OptionsGenerator) { m.options = g }
+
 // ContainerError is why a container could not be started in this sync; Reason is the waiting
 // reason the pod status shows.
 type ContainerError struct {

@@ -25,6 +25,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/lease"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 	"github.com/minikubelet/minikubelet/pkg/options"
+	"github.com/minikubelet/minikubelet/pkg/secretmanager"
 	"github.com/minikubelet/minikubelet/pkg/version"
 )
 
@@ -139,7 +140,17 @@ func run(ctx context.Context, o *options.Options) error {
 		return err
 	}
 
-	// 9. Pods: kuberuntime turns pod specs into CRI calls; the Kubelet builds the pod lifecycle on it.
+	// 9. Secret and ConfigMap managers (configMapAndSecretChangeDetectionStrategy: Get, Cache or Watch).
+	secrets, err := secretmanager.New(secretmanager.Config{
+		Client:   client,
+		Strategy: secretmanager.Strategy(cfg.ConfigMapAndSecretChangeDetectionStrategy),
+		Resync:   cfg.SyncFrequency.Duration,
+	})
+	if err != nil {
+		return err
+	}
+
+	// 10. Pods: kuberuntime turns pod specs into CRI calls; the Kubelet builds the pod lifecycle on it.
 	runtimeManager, err := kuberuntime.New(kuberuntime.Config{Runtime: cri.Runtime, Image: cri.Image, PodLogsDir: cfg.PodLogsDir})
 	if err != nil {
 		return err
@@ -154,6 +165,8 @@ func run(ctx context.Context, o *options.Options) error {
 			RuntimeName:        cri.Version().GetRuntimeName(),
 			ManifestDir:        cfg.StaticPodPath,
 			MaxPods:            int(cfg.MaxPods),
+			RootDir:            o.RootDir,
+			Secrets:            secrets,
 			SyncFrequency:      cfg.SyncFrequency.Duration,
 			FileCheckFrequency: cfg.FileCheckFrequency.Duration,
 		},

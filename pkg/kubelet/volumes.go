@@ -1,0 +1,83 @@
+package kubelet
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/secretmanager"
+	"github.com/minikubelet/minikubelet/pkg/volume"
+)
+
+// runtimeHelper gives kuberuntime a container's env and mounts: env from Secrets, ConfigMaps and
+// the downward API through the secret manager, mounts from the volumes the projector wrote
+// (upstream: kubelet_pods.go GenerateRunContainerOptions).
+type runtimeHelper struct {
+	secrets   secretmanager.Manager
+	projector *volume.Projector
+	hostIP    string
+
+	mu       sync.Mutex
+	hostDirs map[types.UID]map[string]string // volume name → host directory, per pod
+}
+
+var _ kuberuntime.OptionsGenerator = (*runtimeHelper)(nil)
+
+func (h *runtimeHelper) GenerateRunContainerOptions(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIP string) (*kuberuntime.RunContainerOptions, error) {
+	envs, err := volume.MakeEnvironment(pod, c, podIP, h.hostIP,
+		func(ns, name string) (*corev1.Secret, error) { return h.secrets.GetSecret(ctx, ns, name) },
+		func(ns, name string) (*corev1.ConfigMap, error) { return h.secrets.GetConfigMap(ctx, ns, name) })
+	if err != nil {
+		return nil, err
+	}
+	opts := &kuberuntime.RunContainerOptions{}
+	for _, e := range envs {
+		opts.Envs = append(opts.Envs, kuberuntime.EnvVar{Name: e.Name, Value: e.Value})
+	}
+	h.mu.Lock()
+	dirs := h.hostDirs[pod.UID]
+	h.mu.Unlock()
+	for _, m := range volume.Mounts(pod, c, dirs) {
+		opts.Mounts = append(opts.Mounts, kuberuntime.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath, ReadOnly: m.ReadOnly})
+	}
+	return opts, nil
+}
+
+// setUpVolumes writes (or refreshes) the pod's projected volumes; called on every sync, so a
+// changed Secret or ConfigMap reaches its files within the sync period.
+func (h *runtimeHelper) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
+	dirs, err := h.projector.SetUpPod(ctx, pod)
+	h.mu.Lock()
+	h.hostDirs[pod.UID] = dirs
+	h.mu.Unlock()
+	return err
+}
+
+// cleanupVolumes removes the directories of pods under <root>/pods that are not in keep.
+func (h *runtimeHelper) cleanupVolumes(rootDir string, keep map[types.UID]bool) error {
+	entries, err := os.ReadDir(filepath.Join(rootDir, "pods"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		uid := types.UID(e.Name())
+		if keep[uid] {
+			continue
+		}
+		if err := h.projector.CleanupPod(uid); err != nil {
+			return err
+		}
+		h.mu.Lock()
+		delete(h.hostDirs, uid)
+		h.mu.Unlock()
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package secretmanager
+
+import (
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2/ktesting"
+)
+
+// Pins simpleSecretManager / simpleConfigMapManager: one GET per call, nothing cached, and
+// Register/Unregister send nothing.
+func TestGetStrategy(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	r := newRig(t, Config{Strategy: StrategyGet}, secret("db", "v1"), configMap("app", "v1"))
+	pod := podWith("web", "uid-1", []string{"db"}, []string{"app"})
+
+	r.m.RegisterPod(pod)
+	r.wantRequests("after RegisterPod", "secrets", 0, 0, 0)
+
+	for i := range 3 {
+		s, err := r.m.GetSecret(ctx, ns, "db")
+		if err != nil || string(s.Data["key"]) != "v1" {
+			t.Fatalf("GetSecret #%d = %v, %v", i+1, s, err)
+		}
+	}
+	r.wantRequests("after 3 GetSecret", "secrets", 3, 0, 0)
+
+	if _, err := r.m.GetConfigMap(ctx, ns, "app"); err != nil {
+		t.Fatal(err)
+	}
+	r.wantRequests("after 1 GetConfigMap", "configmaps", 1, 0, 0)
+
+	// Unregistered objects are fetched too: the Get strategy keeps no registry.
+	if _, err := r.m.GetSecret(ctx, ns, "missing"); !apierrors.IsNotFound(err) {
+		t.Errorf("GetSecret of a missing secret: %v, want NotFound", err)
+	}
+	r.m.UnregisterPod(pod)
+	r.wantRequests("at the end", "secrets", 4, 0, 0)
+}

@@ -1,0 +1,78 @@
+// Package volume projects Secrets, ConfigMaps and downward API data into a pod's directories,
+// and computes containers' environment variables from the same sources. It plays the part of
+// the kubelet's volume manager for the volume types that carry API data, without mounts: the
+// directories it writes are bind-mounted into containers by the runtime.
+//
+// Upstream counterparts (k8s.io/kubernetes v1.36):
+//
+//   - pkg/volume/util/atomic_writer.go: AtomicWriter.Write, validatePath (atomic_writer.go);
+//   - pkg/volume/secret/secret.go and pkg/volume/configmap/configmap.go: MakePayload
+//     (payload.go: SecretPayload, ConfigMapPayload);
+//   - pkg/volume/projected/projected.go: collectData (ProjectedPayload);
+//   - pkg/volume/downwardapi/downwardapi.go: CollectData, and pkg/fieldpath/fieldpath.go
+//     (DownwardAPIPayload, fieldpath.go);
+//   - pkg/kubelet/kubelet_pods.go: makeEnvironmentVariables, podFieldSelectorRuntimeValue and
+//     makeMounts (env.go: MakeEnvironment; volumes.go: Mounts);
+//   - third_party/forked/golang/expansion/expand.go, used by pkg/kubelet/container/helpers.go
+//     (env.go: expand).
+//
+// # On disk
+//
+// SetUpPod writes each volume to <root>/pods/<uid>/volumes/<plugin>/<name>/, with upstream's
+// plugin directory names (kubernetes.io~secret, ~configmap, ~projected, ~downward-api,
+// ~empty-dir). Inside a secret volume with keys "username" and "tls/ca.crt":
+//
+//	creds/
+//	├── ..2026_11_21_12_00_00.123456789_2718281828/   the real files, hidden, one per version
+//	│   ├── username
+//	│   └── tls/
+//	│       └── ca.crt
+//	├── ..data -> ..2026_11_21_12_00_00.123456789_2718281828
+//	├── username -> ..data/username
+//	└── tls -> ..data/tls                              only a path's first element is a link
+//
+// Names starting with ".." belong to the writer; validatePath refuses them in payloads.
+//
+// # Why an update is atomic
+//
+// The visible names never change what they point at: "username" always means
+// "..data/username". Only ..data moves, and it moves in one rename(2):
+//
+//	write ..<new ts>/ (files fsynced) → symlink ..data_tmp -> ..<new ts> → rename ..data_tmp ..data
+//	→ add/remove visible links → remove ..<old ts>/
+//
+// rename replaces ..data atomically, so a reader that opens "username" resolves ..data either
+// before the rename (old, complete directory) or after it (new, complete directory). Files are
+// never written in place. A reader that already opened an old file keeps reading it after the
+// old directory is removed (Unix keeps an unlinked file alive while it is open). The one gap,
+// shared with upstream: an open(2) whose path walk passed ..data just before the swap and
+// reaches the old directory just after its removal fails with ENOENT; the reader retries and
+// gets the new version. Content is never partial. Consumers can watch ..data with inotify to
+// learn of updates.
+//
+// Writing the payload that is already on disk (same paths, bytes and modes) creates nothing,
+// so SetUpPod can run on every pod sync and only touches volumes whose objects changed.
+//
+// # Environment
+//
+// MakeEnvironment resolves envFrom first, then env in order, expanding $(VAR) in values with
+// the variables defined before; see its comment. Its errors carry upstream's wording because
+// they become the container's waiting message (reason CreateContainerConfigError).
+//
+// # Invariants
+//
+//   - Payload functions are pure; only Projector and AtomicWriter touch the filesystem.
+//   - Calls for the same volume directory must not overlap (one pod worker per pod).
+//   - A pod UID or volume name that is not a single path element is refused before any path is
+//     built, so CleanupPod can never remove more than one pod's directory.
+//
+// # Simplified
+//
+// No mounts (no tmpfs for secrets, no SELinux relabel, no fsGroup/fsUser ownership), no subPath.
+// serviceAccountToken projections are skipped (they need TokenRequest and rotation), so
+// kube-api-access-* volumes hold ca.crt and namespace but no token; clusterTrustBundle,
+// podCertificate, resourceFieldRef and fileKeyRef are errors. Volume types other than
+// secret, configMap, projected, downwardAPI and emptyDir are skipped. No service-link
+// environment variables (KUBERNETES_SERVICE_HOST …). Mode changes are detected (upstream
+// compares bytes only).
+package volume

@@ -1,0 +1,202 @@
+package volume
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+)
+
+// The payload functions are pure: objects in, files out. Fetching the objects is the caller's
+// job (Projector, or a test), so every rule below is table-tested without a filesystem.
+
+// SecretPayload is upstream secret.MakePayload plus the "secret is missing" decision of the
+// secret plugin's SetUpAt. secret == nil means the Secret does not exist: an error
+// (`secret "name" not found`) unless the volume is optional, then an empty volume.
+// Without items every key becomes a file named after it; with items only the listed keys,
+// at item.path, and a listed key the Secret lacks is an error unless optional.
+func SecretPayload(vol *corev1.SecretVolumeSource, secret *corev1.Secret) (map[string]FileProjection, error) {
+	optional := vol.Optional != nil && *vol.Optional
+	if secret == nil {
+		if !optional {
+			return nil, apierrors.NewNotFound(corev1.Resource("secret"), vol.SecretName)
+		}
+		secret = &corev1.Secret{}
+	}
+	return makePayload(vol.Items, secret.Data, modeOr(vol.DefaultMode, corev1.SecretVolumeSourceDefaultMode), optional,
+		func(key string) error {
+			return fmt.Errorf("secret %q references non-existent secret key: %s", vol.SecretName, key)
+		})
+}
+
+// ConfigMapPayload is upstream configmap.MakePayload: as SecretPayload, with the keys of both
+// data and binaryData (the API server keeps the two key sets disjoint).
+func ConfigMapPayload(vol *corev1.ConfigMapVolumeSource, cm *corev1.ConfigMap) (map[string]FileProjection, error) {
+	optional := vol.Optional != nil && *vol.Optional
+	if cm == nil {
+		if !optional {
+			return nil, apierrors.NewNotFound(corev1.Resource("configmap"), vol.Name)
+		}
+		cm = &corev1.ConfigMap{}
+	}
+	data := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
+	for k, v := range cm.Data {
+		data[k] = []byte(v)
+	}
+	for k, v := range cm.BinaryData {
+		data[k] = v
+	}
+	return makePayload(vol.Items, data, modeOr(vol.DefaultMode, corev1.ConfigMapVolumeSourceDefaultMode), optional,
+		func(key string) error {
+			return fmt.Errorf("configmap %q references non-existent config key: %s", vol.Name, key)
+		})
+}
+
+// makePayload is the part secret and configMap share.
+func makePayload(items []corev1.KeyToPath, data map[string][]byte, defaultMode int32, optional bool,
+	missingKey func(key string) error) (map[string]FileProjection, error) {
+	payload := make(map[string]FileProjection, len(data))
+	if len(items) == 0 {
+		for k, v := range data {
+			payload[k] = FileProjection{Data: v, Mode: defaultMode}
+		}
+		return payload, nil
+	}
+	for _, item := range items {
+		v, ok := data[item.Key]
+		if !ok {
+			if optional {
+				continue
+			}
+			return nil, missingKey(item.Key)
+		}
+		payload[item.Path] = FileProjection{Data: v, Mode: modeOr(item.Mode, defaultMode)}
+	}
+	return payload, nil
+}
+
+// DownwardAPIPayload is upstream downwardapi.CollectData for a downwardAPI volume: one file per
+// item with the value of its fieldRef (see podFieldValue).
+func DownwardAPIPayload(vol *corev1.DownwardAPIVolumeSource, pod *corev1.Pod) (map[string]FileProjection, error) {
+	return downwardAPIItems(vol.Items, pod, modeOr(vol.DefaultMode, corev1.DownwardAPIVolumeSourceDefaultMode))
+}
+
+func downwardAPIItems(items []corev1.DownwardAPIVolumeFile, pod *corev1.Pod, defaultMode int32) (map[string]FileProjection, error) {
+	payload := make(map[string]FileProjection, len(items))
+	var errs []error
+	for _, item := range items {
+		var value string
+		switch {
+		case item.FieldRef != nil:
+			v, err := podFieldValue(pod, item.FieldRef.FieldPath)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("downward API item %q: %w", item.Path, err))
+				continue
+			}
+			value = v
+		case item.ResourceFieldRef != nil:
+			// Upstream falls back to the node's allocatable for unset limits; we do not track it.
+			errs = append(errs, fmt.Errorf("downward API item %q: resourceFieldRef is not supported by minikubelet", item.Path))
+			continue
+		}
+		payload[filepath.Clean(item.Path)] = FileProjection{Data: []byte(value), Mode: modeOr(item.Mode, defaultMode)}
+	}
+	if len(errs) > 0 {
+		return nil, utilerrors.NewAggregate(errs)
+	}
+	return payload, nil
+}
+
+// ProjectedPayload is upstream projectedVolumeMounter.collectData: the sources' payloads merged
+// into one volume, later sources winning on equal paths. getSecret and getConfigMap look up an
+// object in the pod's namespace; (nil, nil) or a NotFound error both mean "missing", which an
+// optional source turns into "no files". Errors of all sources are reported together.
+//
+// Not every source is projected:
+//   - serviceAccountToken needs a TokenRequest to the API server on behalf of the pod, and
+//     token rotation; that is out of scope, so the source is skipped and the rest of the volume
+//     (in kube-api-access-* volumes: ca.crt and namespace) is still written. SkippedSources
+//     lists such sources so the caller can say so.
+//   - clusterTrustBundle and podCertificate are errors: a missing certificate must not look
+//     like a working volume.
+func ProjectedPayload(vol *corev1.ProjectedVolumeSource,
+	getSecret func(name string) (*corev1.Secret, error),
+	getConfigMap func(name string) (*corev1.ConfigMap, error),
+	pod *corev1.Pod) (map[string]FileProjection, error) {
+	defaultMode := modeOr(vol.DefaultMode, corev1.ProjectedVolumeSourceDefaultMode)
+	payload := make(map[string]FileProjection)
+	var errs []error
+	for i, src := range vol.Sources {
+		var part map[string]FileProjection
+		var err error
+		switch {
+		case src.Secret != nil:
+			var s *corev1.Secret
+			if s, err = getSecret(src.Secret.Name); apierrors.IsNotFound(err) {
+				s, err = nil, nil
+			} else if err != nil {
+				err = fmt.Errorf("couldn't get secret %s/%s: %w", pod.Namespace, src.Secret.Name, err)
+			}
+			if err == nil {
+				part, err = SecretPayload(&corev1.SecretVolumeSource{
+					SecretName: src.Secret.Name, Items: src.Secret.Items, DefaultMode: &defaultMode, Optional: src.Secret.Optional,
+				}, s)
+			}
+		case src.ConfigMap != nil:
+			var cm *corev1.ConfigMap
+			if cm, err = getConfigMap(src.ConfigMap.Name); apierrors.IsNotFound(err) {
+				cm, err = nil, nil
+			} else if err != nil {
+				err = fmt.Errorf("couldn't get configMap %s/%s: %w", pod.Namespace, src.ConfigMap.Name, err)
+			}
+			if err == nil {
+				part, err = ConfigMapPayload(&corev1.ConfigMapVolumeSource{
+					LocalObjectReference: src.ConfigMap.LocalObjectReference, Items: src.ConfigMap.Items, DefaultMode: &defaultMode, Optional: src.ConfigMap.Optional,
+				}, cm)
+			}
+		case src.DownwardAPI != nil:
+			part, err = downwardAPIItems(src.DownwardAPI.Items, pod, defaultMode)
+		case src.ServiceAccountToken != nil:
+			// Skipped on purpose, see the function comment.
+			continue
+		case src.ClusterTrustBundle != nil:
+			err = errors.New("clusterTrustBundle sources are not supported by minikubelet")
+		case src.PodCertificate != nil:
+			err = errors.New("podCertificate sources are not supported by minikubelet")
+		default:
+			err = errors.New("source sets no known field")
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("projected source %d: %w", i, err))
+			continue
+		}
+		for k, v := range part {
+			payload[k] = v
+		}
+	}
+	if len(errs) > 0 {
+		return nil, utilerrors.NewAggregate(errs)
+	}
+	return payload, nil
+}
+
+// SkippedSources returns the paths of the serviceAccountToken sources ProjectedPayload skips.
+func SkippedSources(vol *corev1.ProjectedVolumeSource) []string {
+	var paths []string
+	for _, src := range vol.Sources {
+		if src.ServiceAccountToken != nil {
+			paths = append(paths, src.ServiceAccountToken.Path)
+		}
+	}
+	return paths
+}
+
+func modeOr(mode *int32, def int32) int32 {
+	if mode != nil {
+		return *mode
+	}
+	return def
+}
