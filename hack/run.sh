@@ -4,7 +4,8 @@
 # _output/run. Ctrl-C stops minikubelet (the control plane keeps running; `make cluster-down`).
 #
 # Environment: CLUSTER (local; kind comes later), CLUSTER_DIR (_output/cluster), NODE_NAME
-# (default: the hostname), ROOT_DIR (_output/run), KUBELET_PORT (10250), extra flags in ARGS.
+# (default: the hostname), ROOT_DIR (_output/run), KUBELET_ADDRESS (127.0.0.1: the local control
+# plane reaches the kubelet API on loopback), KUBELET_PORT (10250), extra flags in ARGS.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CLUSTER=${CLUSTER:-local}
@@ -40,5 +41,6 @@ exec bin/minikubelet \
   --root-dir "$ROOT_DIR" \
   --hostname-override "$NODE_NAME" \
   --node-ip 127.0.0.1 \
+  --address "${KUBELET_ADDRESS:-127.0.0.1}" \
   --port "$KUBELET_PORT" \
   ${ARGS:-}

@@ -88,6 +88,9 @@ func bootstrapObjects(ctx context.Context, c *cluster, p pki, server string) err
 		binding("kubeadm:node-autoapprove-bootstrap", "system:certificates.k8s.io:certificatesigningrequests:nodeclient", bootstrapGroup),
 		// kcm's csrapprover approves a node's CSR to renew its own client certificate (rotation).
 		binding("kubeadm:node-autoapprove-certificate-rotation", "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", "system:nodes"),
+		// The API server calls the kubelet API (exec, logs, port-forward) as this user; the kubelet
+		// asks the API server whether it may (SubjectAccessReview on nodes/proxy…).
+		userBinding("minikubelet:apiserver-kubelet-api-admin", "system:kubelet-api-admin", "kube-apiserver-kubelet-client"),
 	}
 	// The apiserver may still be finishing its post-start hooks (RBAC bootstrap roles); retry briefly.
 	deadline := time.Now().Add(30 * time.Second)
@@ -118,6 +121,12 @@ func createBootstrapObjects(ctx context.Context, client kubernetes.Interface, s 
 		}
 	}
 	return nil
+}
+
+func userBinding(name, role, user string) *rbacv1.ClusterRoleBinding {
+	b := binding(name, role, "")
+	b.Subjects = []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}
+	return b
 }
 
 func binding(name, role, group string) *rbacv1.ClusterRoleBinding {

@@ -12,6 +12,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/bootstrap"
 	"github.com/minikubelet/minikubelet/pkg/lease"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
+	"github.com/minikubelet/minikubelet/pkg/server"
 )
 
 // Config holds the components the Kubelet runs; cmd/minikubelet/app builds them.
@@ -24,6 +25,9 @@ type Config struct {
 	// Pods configures the pod lifecycle (PLEG, pod workers, status manager, pod sources,
 	// syncLoop). nil runs a node without pods.
 	Pods *PodConfig
+	// Server configures the kubelet API on :10250 (exec, logs, port-forward, /pods, /metrics);
+	// the Kubelet fills in its Host. Used only with Pods; nil serves nothing.
+	Server *server.Config
 }
 
 // Kubelet is minikubelet's main object.
@@ -44,6 +48,13 @@ func New(cfg Config) (*Kubelet, error) {
 			return nil, err
 		}
 		k.pods = p
+		if cfg.Server != nil {
+			sc := *cfg.Server
+			sc.Host = p
+			if p.server, err = server.New(sc); err != nil {
+				return nil, err
+			}
+		}
 		// The node is Ready only while PLEG keeps relisting (upstream: "PLEG is not healthy").
 		cfg.NodeStatus.AddReadinessCheck(nodestatus.ReadinessCheck{Name: "PLEG", Check: func() error {
 			_, err := p.pleg.Healthy()
@@ -54,8 +65,12 @@ func New(cfg Config) (*Kubelet, error) {
 }
 
 // Run starts every loop in order and blocks until ctx is cancelled and all loops have returned.
-func (k *Kubelet) Run(ctx context.Context) error {
-	logger := klog.FromContext(ctx)
+func (k *Kubelet) Run(parent context.Context) error {
+	logger := klog.FromContext(parent)
+	// A component that cannot go on (the kubelet API cannot listen) stops the whole kubelet with
+	// its error, as upstream exits; a clean shutdown is the parent's cancellation.
+	ctx, fail := context.WithCancelCause(parent)
+	defer fail(nil)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	goLoop := func(name string, loop func(context.Context)) {
@@ -87,11 +102,15 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	// 5. The pod lifecycle: pod cache and PLEG → status manager → pod workers → pod sources →
 	// syncLoop, which runs until ctx ends.
 	if k.pods != nil {
-		err := k.pods.run(ctx, goLoop)
-		logger.Info("Shutting down")
-		return err
+		if err := k.pods.run(ctx, goLoop, fail); err != nil {
+			return err
+		}
+	} else {
+		<-ctx.Done()
 	}
-	<-ctx.Done()
 	logger.Info("Shutting down")
+	if parent.Err() == nil {
+		return context.Cause(ctx) // a component failed
+	}
 	return nil
 }

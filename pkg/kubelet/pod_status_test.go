@@ -19,7 +19,7 @@ func apiPod(policy corev1.RestartPolicy) *corev1.Pod {
 		Spec: corev1.PodSpec{RestartPolicy: policy, Containers: []corev1.Container{{Name: "app", Image: "busybox"}}}}
 }
 
-func readySandbox() []*runtimeapi.PodSandboxStatus {
+func readySandboxes() []*runtimeapi.PodSandboxStatus {
 	return []*runtimeapi.PodSandboxStatus{{Id: "s1", State: runtimeapi.PodSandboxState_SANDBOX_READY}}
 }
 
@@ -84,7 +84,7 @@ func TestGenerateAPIPodStatus(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := apiPod(tc.policy)
-			rs := &kubecontainer.PodStatus{ID: "u1", IPs: []string{"10.88.0.5"}, Sandboxes: readySandbox(), Containers: tc.containers}
+			rs := &kubecontainer.PodStatus{ID: "u1", IPs: []string{"10.88.0.5"}, Sandboxes: readySandboxes(), Containers: tc.containers}
 			st := generateAPIPodStatus(pod, rs, statusInputs{nodeIP: "127.0.0.1", runtimeName: "fake", reasons: tc.reasons, now: now})
 			if st.Phase != tc.wantPhase {
 				t.Errorf("phase = %s, want %s", st.Phase, tc.wantPhase)

@@ -18,11 +18,13 @@ import (
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
 	"github.com/minikubelet/minikubelet/pkg/podmanager"
 	"github.com/minikubelet/minikubelet/pkg/podsource"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
 	"github.com/minikubelet/minikubelet/pkg/secretmanager"
+	"github.com/minikubelet/minikubelet/pkg/server"
 	"github.com/minikubelet/minikubelet/pkg/statusmanager"
 	"github.com/minikubelet/minikubelet/pkg/volume"
 )
@@ -38,13 +40,19 @@ type PodConfig struct {
 	MaxPods     int
 	// RootDir holds pod volumes: <root>/pods/<uid>/volumes/<plugin>/<name>. Required.
 	RootDir string
+	// PodLogsDir is where container logs are (--pod-logs-dir), for `kubectl logs`.
+	PodLogsDir string
 	// Secrets serves Secrets and ConfigMaps to env and volumes (Get, Cache or Watch). Required.
 	Secrets secretmanager.Manager
 	// SyncFrequency is how often every pod is synced even without events (syncFrequency, 1 min);
 	// FileCheckFrequency how often the manifest dir is re-read (20 s).
 	SyncFrequency      time.Duration
 	FileCheckFrequency time.Duration
-	Clock              clock.WithTicker
+	// ServerPort is the kubelet API's port, for messages.
+	ServerPort int32
+	// Metrics receives PLEG, pod worker and running-pod observations. Optional.
+	Metrics *metrics.Registry
+	Clock   clock.WithTicker
 }
 
 // pods is the pod lifecycle: every component of the course chapters PLEG, PodManager,
@@ -58,6 +66,7 @@ type pods struct {
 	status    *statusmanager.Manager
 	workers   *podworkers.PodWorkers // created in run, before any loop starts: its goroutines live as long as ctx
 	helper    *runtimeHelper         // env and volumes
+	server    *server.Server         // the kubelet API on :10250; nil when not configured
 	reasonsMu sync.Mutex
 	reasons   map[types.UID]map[string]kuberuntime.ContainerError // why containers wait, per pod
 }
@@ -80,7 +89,11 @@ func newPods(cfg PodConfig, rec record.EventRecorder) (*pods, error) {
 	}
 	p.helper = &runtimeHelper{secrets: cfg.Secrets, projector: projector, hostIP: cfg.NodeIP, hostDirs: map[types.UID]map[string]string{}}
 	cfg.Runtime.SetOptionsGenerator(p.helper)
-	if p.pleg, err = pleg.New(pleg.Config{Runtime: cfg.Runtime, Cache: p.cache, Clock: cfg.Clock}); err != nil {
+	plegCfg := pleg.Config{Runtime: cfg.Runtime, Cache: p.cache, Clock: cfg.Clock}
+	if cfg.Metrics != nil {
+		plegCfg.OnRelist = cfg.Metrics.ObserveRelist
+	}
+	if p.pleg, err = pleg.New(plegCfg); err != nil {
 		return nil, err
 	}
 	if p.manager, err = podmanager.New(podmanager.Config{Client: cfg.Client, NodeName: cfg.NodeName}); err != nil {
@@ -111,12 +124,16 @@ func (p *pods) podResourcesReclaimed(pod *corev1.Pod, _ corev1.PodStatus) bool {
 
 // run starts the pod lifecycle in order — pod cache and PLEG, status manager, pod workers, pod
 // sources — then runs the syncLoop until ctx ends.
-func (p *pods) run(ctx context.Context, goLoop func(string, func(context.Context))) error {
+func (p *pods) run(ctx context.Context, goLoop func(string, func(context.Context)), fail func(error)) error {
 	// The pod workers exist first (idle until a pod arrives): the status manager asks them
 	// whether a deleted pod's containers have all stopped.
-	workers, err := podworkers.New(klog.NewContext(ctx, klog.FromContext(ctx).WithName("podworkers")), podworkers.Config{
-		Syncer: p, Cache: p.cache, ResyncInterval: p.cfg.SyncFrequency, Clock: p.cfg.Clock,
-	})
+	workersCfg := podworkers.Config{Syncer: p, Cache: p.cache, ResyncInterval: p.cfg.SyncFrequency, Clock: p.cfg.Clock}
+	if m := p.cfg.Metrics; m != nil {
+		workersCfg.OnSync = func(t podworkers.UpdateType, d time.Duration) {
+			m.PodWorkerDuration.WithLabelValues(t.String()).Observe(d.Seconds())
+		}
+	}
+	workers, err := podworkers.New(klog.NewContext(ctx, klog.FromContext(ctx).WithName("podworkers")), workersCfg)
 	if err != nil {
 		return err
 	}
@@ -128,6 +145,14 @@ func (p *pods) run(ctx context.Context, goLoop func(string, func(context.Context
 	goLoop("statusmanager", p.status.Run)
 	// Pod sources: the API server (spec.nodeName = us) and the static manifests.
 	goLoop("podsource", p.sources.Run)
+	// The kubelet API (HTTPS :10250): exec, attach, port-forward, logs, /pods, /metrics.
+	if p.server != nil {
+		goLoop("server", func(ctx context.Context) {
+			if err := p.server.Run(ctx); err != nil {
+				fail(fmt.Errorf("kubelet API on :%d: %w (is another kubelet using the port? choose another with --port)", p.cfg.ServerPort, err))
+			}
+		})
+	}
 	// The syncLoop: everything above meets here.
 	p.syncLoop(klog.NewContext(ctx, klog.FromContext(ctx).WithName("syncloop")))
 	return nil
@@ -327,8 +352,37 @@ func (p *pods) handlePodCleanups(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	if m := p.cfg.Metrics; m != nil {
+		m.RunningPods.Set(float64(countReadySandboxes(runtimePods)))
+		m.RunningContainers.Set(float64(countRunningContainers(runtimePods)))
+	}
 	klog.FromContext(ctx).V(3).Info("Housekeeping", "podWorkers", p.workers.Count(), "statuses", p.status.Len(), "runtimePods", len(runtimePods))
 	return errors.Join(errs...)
+}
+
+func countReadySandboxes(pods []*kubecontainer.RunningPod) int {
+	n := 0
+	for _, rp := range pods {
+		for _, s := range rp.Sandboxes {
+			if s.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+func countRunningContainers(pods []*kubecontainer.RunningPod) int {
+	n := 0
+	for _, rp := range pods {
+		for _, c := range rp.Containers {
+			if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func (p *pods) setReasons(uid types.UID, errs map[string]kuberuntime.ContainerError) {

@@ -76,6 +76,12 @@ func podLogDir(root, namespace, name string, uid types.UID) string {
 	return filepath.Join(root, namespace+"_"+name+"_"+string(uid))
 }
 
+// ContainerLogFile is where a container instance's log is on the host:
+// <pod-logs-dir>/<namespace>_<name>_<uid>/<container>/<restartCount>.log.
+func ContainerLogFile(podLogsDir, namespace, name string, uid types.UID, container string, restartCount int) string {
+	return filepath.Join(podLogDir(podLogsDir, namespace, name, uid), containerLogPath(container, restartCount))
+}
+
 // containerLogPath is the container's LogPath, relative to the sandbox's LogDirectory:
 // <container>/<restartCount>.log, as upstream.
 func containerLogPath(name string, restartCount int) string {

@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -51,6 +52,17 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 	if c.KubeAPIBurst == 0 {
 		c.KubeAPIBurst = 100
 	}
+	// The kubelet API's authentication and authorization (upstream v1beta1 defaults): no anonymous
+	// requests, bearer tokens checked by TokenReview, every request authorized by SubjectAccessReview.
+	if c.Authentication.Anonymous.Enabled == nil {
+		c.Authentication.Anonymous.Enabled = ptr.To(false)
+	}
+	if c.Authentication.Webhook.Enabled == nil {
+		c.Authentication.Webhook.Enabled = ptr.To(true)
+	}
+	if c.Authorization.Mode == "" {
+		c.Authorization.Mode = kubeletconfig.KubeletAuthorizationModeWebhook
+	}
 	if c.ConfigMapAndSecretChangeDetectionStrategy == "" {
 		c.ConfigMapAndSecretChangeDetectionStrategy = kubeletconfig.WatchChangeDetectionStrategy
 	}
@@ -63,6 +75,9 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 		{&c.RuntimeRequestTimeout, 2 * time.Minute},
 		{&c.SyncFrequency, time.Minute},
 		{&c.FileCheckFrequency, 20 * time.Second},
+		{&c.Authentication.Webhook.CacheTTL, 2 * time.Minute},
+		{&c.Authorization.Webhook.CacheAuthorizedTTL, 5 * time.Minute},
+		{&c.Authorization.Webhook.CacheUnauthorizedTTL, 30 * time.Second},
 	} {
 		if d.field.Duration == 0 {
 			d.field.Duration = d.def
@@ -78,7 +93,7 @@ var implementedFields = map[string]bool{
 	"nodeStatusUpdateFrequency": true, "nodeStatusReportFrequency": true, "nodeLeaseDurationSeconds": true,
 	"runtimeRequestTimeout": true, "rotateCertificates": true, "kubeAPIQPS": true, "kubeAPIBurst": true,
 	"containerRuntimeEndpoint": true, "podLogsDir": true, "syncFrequency": true, "fileCheckFrequency": true,
-	"configMapAndSecretChangeDetectionStrategy": true,
+	"configMapAndSecretChangeDetectionStrategy": true, "authentication": true, "authorization": true,
 }
 
 // LoadConfigFile reads a KubeletConfiguration v1beta1 file. Fields it does not know at all are an
@@ -153,6 +168,11 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 	}
 	if c.KubeAPIBurst < 0 {
 		errs = append(errs, "kubeAPIBurst must not be negative")
+	}
+	switch c.Authorization.Mode {
+	case kubeletconfig.KubeletAuthorizationModeWebhook, kubeletconfig.KubeletAuthorizationModeAlwaysAllow:
+	default:
+		errs = append(errs, fmt.Sprintf("authorization.mode %q must be Webhook or AlwaysAllow", c.Authorization.Mode))
 	}
 	switch c.ConfigMapAndSecretChangeDetectionStrategy {
 	case kubeletconfig.GetChangeDetectionStrategy, kubeletconfig.TTLCacheChangeDetectionStrategy, kubeletconfig.WatchChangeDetectionStrategy:

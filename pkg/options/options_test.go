@@ -41,7 +41,7 @@ func TestCourseKubeletConfigLoads(t *testing.T) {
 		t.Errorf("implemented fields not applied: %+v", o.Config)
 	}
 	ignored := strings.Join(o.IgnoredConfigFields, ",")
-	for _, f := range []string{"evictionHard", "cgroupDriver", "authentication"} {
+	for _, f := range []string{"evictionHard", "cgroupDriver", "readOnlyPort"} {
 		if !strings.Contains(ignored, f) {
 			t.Errorf("%s not reported as ignored: %s", f, ignored)
 		}

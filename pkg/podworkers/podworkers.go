@@ -80,7 +80,9 @@ type Config struct {
 	ResyncInterval time.Duration
 	// BackOffPeriod is how long after a failed sync a pod is due again (upstream: 10 s).
 	BackOffPeriod time.Duration
-	Clock         clock.Clock
+	// OnSync, if set, observes every sync: the update type and how long it took (metrics).
+	OnSync func(updateType UpdateType, d time.Duration)
+	Clock  clock.Clock
 }
 
 // podStatus is the worker-side record of one pod.
@@ -238,6 +240,9 @@ func (p *PodWorkers) syncOnce(uid types.UID, st *podStatus) {
 		}
 	}
 
+	if p.cfg.OnSync != nil {
+		p.cfg.OnSync(update.UpdateType, p.cfg.Clock.Since(start))
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st.working = false

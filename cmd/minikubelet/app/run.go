@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/connrotation"
 	"k8s.io/klog/v2"
+	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/minikubelet/minikubelet/pkg/bootstrap"
 	"github.com/minikubelet/minikubelet/pkg/cri/fake"
@@ -23,9 +24,11 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/kubelet"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/lease"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 	"github.com/minikubelet/minikubelet/pkg/options"
 	"github.com/minikubelet/minikubelet/pkg/secretmanager"
+	"github.com/minikubelet/minikubelet/pkg/server"
 	"github.com/minikubelet/minikubelet/pkg/version"
 )
 
@@ -99,6 +102,9 @@ func run(ctx context.Context, o *options.Options) error {
 	}
 	defer func() { _ = cri.Close() }()
 
+	// Metrics, served on :10250/metrics; components observe into it through hooks.
+	metricsRegistry := metrics.New()
+
 	// 7. Node registration and status; the node is Ready only while the runtime is.
 	nodeIP := net.ParseIP(o.NodeIP)
 	if nodeIP == nil {
@@ -135,6 +141,7 @@ func run(ctx context.Context, o *options.Options) error {
 		Client:   heartbeatClient,
 		NodeName: o.NodeName,
 		Duration: time.Duration(cfg.NodeLeaseDurationSeconds) * time.Second,
+		OnRenew:  metricsRegistry.ObserveLeaseRenew,
 	})
 	if err != nil {
 		return err
@@ -145,6 +152,7 @@ func run(ctx context.Context, o *options.Options) error {
 		Client:   client,
 		Strategy: secretmanager.Strategy(cfg.ConfigMapAndSecretChangeDetectionStrategy),
 		Resync:   cfg.SyncFrequency.Duration,
+		Metrics:  metricsRegistry.CountObjectRequest,
 	})
 	if err != nil {
 		return err
@@ -166,9 +174,34 @@ func run(ctx context.Context, o *options.Options) error {
 			ManifestDir:        cfg.StaticPodPath,
 			MaxPods:            int(cfg.MaxPods),
 			RootDir:            o.RootDir,
+			PodLogsDir:         cfg.PodLogsDir,
 			Secrets:            secrets,
 			SyncFrequency:      cfg.SyncFrequency.Duration,
 			FileCheckFrequency: cfg.FileCheckFrequency.Duration,
+			ServerPort:         cfg.Port,
+			Metrics:            metricsRegistry,
+		},
+		// 11. The kubelet API on --address:--port, authenticated (x509 against the cluster CA,
+		// bearer tokens by TokenReview) and authorized (SubjectAccessReview), as upstream.
+		Server: &server.Config{
+			Address:              cfg.Address,
+			Port:                 cfg.Port,
+			CertDir:              o.CertDir,
+			NodeName:             o.NodeName,
+			Hostnames:            []string{o.NodeName},
+			NodeIPs:              []net.IP{nodeIP},
+			ClientCAFile:         cfg.Authentication.X509.ClientCAFile,
+			ClientCAData:         restCfg.CAData,
+			Anonymous:            *cfg.Authentication.Anonymous.Enabled,
+			WebhookAuthn:         *cfg.Authentication.Webhook.Enabled,
+			AuthnCacheTTL:        cfg.Authentication.Webhook.CacheTTL.Duration,
+			WebhookAuthz:         cfg.Authorization.Mode == kubeletconfig.KubeletAuthorizationModeWebhook,
+			AuthzAuthorizedTTL:   cfg.Authorization.Webhook.CacheAuthorizedTTL.Duration,
+			AuthzUnauthorizedTTL: cfg.Authorization.Webhook.CacheUnauthorizedTTL.Duration,
+			Client:               client,
+			Streaming:            cri.Runtime,
+			Metrics:              metricsRegistry,
+			Configz:              func() any { return map[string]any{"kubeletconfig": cfg} },
 		},
 	})
 	if err != nil {

@@ -43,6 +43,12 @@ type container struct {
 	pc      int         // index of the next step to run
 	timer   clock.Timer // pending sleep, nil if none
 	run     int         // bumped on every exit, so a late timer of an old run does nothing
+
+	// exited is made when the container starts and closed when its process exits: exec and attach
+	// sessions end then.
+	exited chan struct{}
+	// attached are the attach sessions that receive what the program writes from now on.
+	attached map[*attachment]struct{}
 }
 
 func (c *container) nameKey() string { return containerNameKey(c.config.GetMetadata()) }
@@ -173,6 +179,7 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 	}
 	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
 	c.startedAt = r.clock.Now()
+	c.exited = make(chan struct{})
 	klog.FromContext(ctx).V(2).Info("Container started", "containerID", c.id)
 	r.publishContainerLocked(c, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	r.advanceLocked(c)
@@ -190,6 +197,11 @@ func (r *Runtime) advanceLocked(c *container) {
 			if err := appendLog(c.logPath, r.clock.Now(), st.stream, st.text); err != nil {
 				r.logger.Error(err, "Could not write container log", "containerID", c.id)
 			}
+			text := st.text
+			if !st.noEOL {
+				text += "\n"
+			}
+			r.broadcastLocked(c, st.stream, text)
 		case stepInspect:
 			stdout, stderr, code := inspect(r.viewLocked(c), st.argv[0], st.argv[1:])
 			for _, out := range []struct {
@@ -202,6 +214,7 @@ func (r *Runtime) advanceLocked(c *container) {
 				if err := appendLog(c.logPath, r.clock.Now(), out.stream, strings.TrimSuffix(out.text, "\n")); err != nil {
 					r.logger.Error(err, "Could not write container log", "containerID", c.id)
 				}
+				r.broadcastLocked(c, out.stream, out.text)
 			}
 			if code != 0 {
 				r.exitLocked(c, code, reasonFor(code), "")
@@ -259,6 +272,7 @@ func (r *Runtime) exitLocked(c *container, code int32, reason, message string) {
 	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.finished = r.clock.Now()
 	c.exitCode, c.reason, c.message = code, reason, message
+	close(c.exited)
 	r.logger.V(2).Info("Container exited", "containerID", c.id, "exitCode", code, "reason", reason)
 	r.publishContainerLocked(c, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 }

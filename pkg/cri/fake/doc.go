@@ -1,6 +1,7 @@
 // Package fake is minikubelet's container runtime: an in-memory CRI v1 RuntimeService and
-// ImageService served over gRPC on a unix socket. The kubelet, crictl and critest talk to it exactly
-// as they talk to containerd; nothing is ever executed on the host.
+// ImageService served over gRPC on a unix socket, with a streaming HTTP server on loopback for
+// exec, attach and port-forward. The kubelet, crictl and critest talk to it exactly as they talk
+// to containerd; nothing is ever executed on the host.
 //
 // # Role and upstream counterparts
 //
@@ -11,7 +12,23 @@
 //     state behind the CRI interfaces), but served over a real socket;
 //   - k8s.io/cri-client pkg/fake/fake_runtime.go (used by kubemark and the kubelet's tests), the
 //     upstream fake that serves those fakes over a socket, as we do;
-//   - containerd's CRI plugin for behaviour: ID prefixes, log file format, exit codes.
+//   - containerd's CRI plugin for behaviour: ID prefixes, log file format, exit codes, and its
+//     streaming server (internal/cri/server/streaming.go), built like ours on
+//     k8s.io/cri-streaming/pkg/streaming (formerly k8s.io/kubelet/pkg/cri/streaming).
+//
+// # CRI methods
+//
+//	Version, Status, RuntimeConfig, UpdateRuntimeConfig      handshake, readiness, cgroup driver
+//	RunPodSandbox … ListPodSandbox, StreamPodSandboxes      sandbox state machine (below)
+//	CreateContainer … ListContainers, StreamContainers       container state machine (below)
+//	UpdateContainerResources, ReopenContainerLog            recorded / log file re-created
+//	GetContainerEvents                                       every state change, as a stream
+//	ExecSync                                                 program grammar, output returned at once
+//	Exec, Attach, PortForward                                a one-time URL on the streaming server
+//	ContainerStats … StreamPodSandboxStats                   made-up but stable numbers
+//	PullImage, ImageStatus, ListImages, RemoveImage, …       images are names only, never downloaded
+//	CheckpointContainer                                      Unimplemented
+//	ListMetricDescriptors, ListPodSandboxMetrics             empty: the kubelet uses the stats calls
 //
 // # State machines
 //
@@ -60,6 +77,39 @@
 // never reach a host path that was not mounted into the container.
 // Waits are capped by the request's timeout (then DeadlineExceeded).
 //
+// # Streaming: exec, attach, port-forward
+//
+// Exec, Attach and PortForward do not stream over gRPC. As in containerd, each returns a URL on
+// the runtime's streaming HTTP server, http://<Config.StreamingAddr>/{exec,attach,portforward}/<token>
+// (StreamingURL is the base). The token is random, valid for one use and for one minute; the
+// request it stands for stays in the runtime. The kubelet proxies `kubectl exec` to that URL, and
+// the client then speaks SPDY (or WebSocket, protocol v4) there, as with any CRI runtime. The
+// server is k8s.io/cri-streaming/pkg/streaming; it listens on loopback only (default
+// DefaultStreamingAddr, 127.0.0.1 on a free port) and speaks plain HTTP, like containerd's default
+// stream server: nothing but the kubelet on this machine may reach it. New refuses any other host.
+//
+//	exec          needs a RUNNING container, a cmd and at least one of stdin, stdout, stderr. cmd
+//	              runs with the program grammar, as ExecSync does, but live: echo writes as it
+//	              goes, `cat` with no arguments copies stdin to stdout until EOF (so
+//	              `kubectl exec -i pod -- cat` echoes), cat FILE / ls / env / printenv / hostname
+//	              inspect as above, `sleep N` waits on Config.Clock, unknown commands succeed with
+//	              no output. A non-zero exit (`sh -c "exit 3"`) reaches the client as its exit
+//	              code. With tty, all output is on stdout and "\n" becomes "\r\n", as a terminal
+//	              shows it; resize events are read and ignored. If the container exits meanwhile,
+//	              the session ends with exit code 137, as the process would be killed with it.
+//	attach        needs a RUNNING container. The client receives what the container's program
+//	              writes from then on (not what it wrote before: that is in the log), on stdout
+//	              and stderr, until the container exits; a client that has gone is noticed at the
+//	              next write. Programs read no input, so stdin is discarded. A client more than
+//	              64 writes behind misses output rather than slow the container down.
+//	port-forward  needs a READY sandbox. The fake pod has no network, so every port 1–65535 is
+//	              an echo server: each forwarded connection gets back what it sends, until it
+//	              closes its side (`kubectl port-forward pod 8080:80`, then `nc localhost 8080`).
+//
+// None of these ever runs a host program; a test execs `touch` and `sh -c "touch …"` and checks
+// that no file appeared. When Serve stops, it closes the connections of open sessions (they are
+// hijacked, so http.Server.Close alone would not) and waits for them to end.
+//
 // # Logs
 //
 // A container writes to its CRI LogPath, joined with the sandbox's LogDirectory when relative (or
@@ -91,7 +141,7 @@
 //
 // # What it simplifies
 //
-// No processes, images, cgroups or network namespaces exist. Exec, Attach and PortForward return
-// Unimplemented until minikubelet grows a streaming server; checkpointing and CRI metrics are
+// No processes, images, cgroups or network namespaces exist: exec runs the program grammar,
+// attach relays program output, port-forward echoes. Checkpointing and CRI metrics are
 // Unimplemented or empty. State lives only in memory and is lost when the process ends.
 package fake

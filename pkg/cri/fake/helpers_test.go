@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +27,8 @@ type testEnv struct {
 	dir    string // temporary directory holding the sockets and logs
 	ctx    context.Context
 	socket string
+	// stop cancels Serve and returns what it returned; the test's cleanup calls it too.
+	stop func() error
 }
 
 // t0 is the fake clock's start: timestamps in tests are exact.
@@ -75,10 +78,18 @@ func newTestEnv(t *testing.T, mutate func(*Config)) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var stopOnce sync.Once
+	var serveErr error
+	stop := func() error {
+		stopOnce.Do(func() {
+			cancel()
+			serveErr = <-served
+		})
+		return serveErr
+	}
 	t.Cleanup(func() {
 		_ = conn.Close()
-		cancel()
-		if err := <-served; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("Serve returned %v, want nil after cancel", err)
 		}
 		for _, p := range []string{cfg.Socket, rt.AdminSocket()} {
@@ -89,7 +100,7 @@ func newTestEnv(t *testing.T, mutate func(*Config)) *testEnv {
 	})
 	return &testEnv{
 		rt: rt, rs: runtimeapi.NewRuntimeServiceClient(conn), is: runtimeapi.NewImageServiceClient(conn),
-		clock: fc, dir: dir, ctx: ctx, socket: cfg.Socket,
+		clock: fc, dir: dir, ctx: ctx, socket: cfg.Socket, stop: stop,
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/cri-streaming/pkg/streaming"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
@@ -30,6 +31,9 @@ const (
 
 	// DefaultPodCIDR is where sandbox IPs come from when Config.PodCIDR is empty.
 	DefaultPodCIDR = "10.88.0.0/16"
+	// DefaultStreamingAddr is where the streaming server listens when Config.StreamingAddr is
+	// empty: loopback, on a free port (containerd's default stream_server_address is 127.0.0.1).
+	DefaultStreamingAddr = "127.0.0.1:0"
 
 	// maxMsgSize matches the kubelet's CRI client limit (k8s.io/cri-client utils.go).
 	maxMsgSize = 16 * 1024 * 1024
@@ -52,6 +56,11 @@ type Config struct {
 	LogRoot string
 	// PodCIDR is the IPv4 range sandbox IPs come from. Default: DefaultPodCIDR.
 	PodCIDR string
+	// StreamingAddr is the host:port of the streaming HTTP server that serves the URLs Exec,
+	// Attach and PortForward return. It must be a loopback address: the server speaks plain HTTP
+	// and a one-time token is its only check, so only the kubelet on this machine may reach it.
+	// Port 0 picks a free port (see StreamingURL). Default: DefaultStreamingAddr.
+	StreamingAddr string
 }
 
 // Runtime is an in-memory CRI v1 runtime and image service. Create it with New, serve it with
@@ -65,6 +74,8 @@ type Runtime struct {
 	clock   clock.WithDelayedExecution
 	podCIDR netip.Prefix
 	ready   chan struct{} // closed once Serve accepts connections
+	// sessions tracks open exec/attach/port-forward connections, so Serve can cut them on stop.
+	sessions *streamSessions
 
 	// wg counts program steps resumed by timers, so Serve can wait for them on shutdown.
 	wg sync.WaitGroup
@@ -81,6 +92,8 @@ type Runtime struct {
 	served     bool                      // Serve was called
 	stopped    bool                      // Serve is shutting down; timers no longer fire
 	logger     klog.Logger               // for work not tied to a call (program steps); set by Serve
+	streams    streaming.Server          // hands out streaming URLs; set by Serve
+	streamURL  string                    // base URL of the streaming server; set by Serve
 }
 
 var (
@@ -115,11 +128,18 @@ func New(cfg Config) (*Runtime, error) {
 	if !prefix.Addr().Is4() || prefix.Bits() > 30 {
 		return nil, fmt.Errorf("fake runtime: Config.PodCIDR %q must be an IPv4 range of /30 or larger, like %s", cfg.PodCIDR, DefaultPodCIDR)
 	}
+	if cfg.StreamingAddr == "" {
+		cfg.StreamingAddr = DefaultStreamingAddr
+	}
+	if err := validateStreamingAddr(cfg.StreamingAddr); err != nil {
+		return nil, err
+	}
 	return &Runtime{
 		cfg:        cfg,
 		clock:      cfg.Clock,
 		podCIDR:    prefix.Masked(),
 		ready:      make(chan struct{}),
+		sessions:   newStreamSessions(),
 		sandboxes:  map[string]*sandbox{},
 		containers: map[string]*container{},
 		images:     map[string]*image{},
@@ -146,10 +166,10 @@ func (r *Runtime) Endpoint() string { return "unix://" + r.cfg.Socket }
 // AdminSocket is the path of the fault-injection socket.
 func (r *Runtime) AdminSocket() string { return r.cfg.AdminSocket }
 
-// Serve listens on the CRI socket and the admin socket and serves until ctx is cancelled; then it
-// stops gracefully, removes both sockets and returns nil. A stale socket file left by a crashed
-// runtime is removed first; a socket another process still serves is an error. Serve may be
-// called once.
+// Serve listens on the CRI socket, the admin socket and the streaming address and serves until
+// ctx is cancelled; then it stops gracefully, cuts open streaming sessions, removes both sockets
+// and returns nil. A stale socket file left by a crashed runtime is removed first; a socket
+// another process still serves is an error. Serve may be called once.
 func (r *Runtime) Serve(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("fake-runtime")
 	ctx = klog.NewContext(ctx, logger)
@@ -173,6 +193,15 @@ func (r *Runtime) Serve(ctx context.Context) error {
 		return err
 	}
 	defer removeSocket(logger, r.cfg.AdminSocket)
+	// Streaming sessions end when streamCtx does: on ctx cancel, or when a server fails.
+	streamCtx, stopStreams := context.WithCancel(ctx)
+	defer stopStreams()
+	streamServer, streamListener, err := r.newStreamServer(streamCtx)
+	if err != nil {
+		_ = criListener.Close()
+		_ = adminListener.Close()
+		return err
+	}
 
 	grpcServer := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMsgSize),
@@ -188,11 +217,12 @@ func (r *Runtime) Serve(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 
-	serveErr := make(chan error, 2)
+	serveErr := make(chan error, 3)
 	go func() { serveErr <- grpcServer.Serve(criListener) }()
 	go func() { serveErr <- adminServer.Serve(adminListener) }()
+	go func() { serveErr <- streamServer.Serve(streamListener) }()
 	close(r.ready)
-	logger.Info("Fake container runtime serving", "endpoint", r.Endpoint(), "adminSocket", r.cfg.AdminSocket)
+	logger.Info("Fake container runtime serving", "endpoint", r.Endpoint(), "adminSocket", r.cfg.AdminSocket, "streamingURL", r.StreamingURL())
 
 	var result error
 	select {
@@ -206,6 +236,9 @@ func (r *Runtime) Serve(ctx context.Context) error {
 	logger.Info("Fake container runtime stopping")
 	r.shutdown()
 	_ = adminServer.Close()
+	_ = streamServer.Close()  // the listener and plain HTTP connections
+	stopStreams()             // exec and attach sessions return
+	r.sessions.closeAndWait() // the hijacked connections of all sessions, port-forward included
 	stopped := make(chan struct{})
 	go func() { grpcServer.GracefulStop(); close(stopped) }()
 	select {

@@ -201,10 +201,10 @@ func TestErrorCodes(t *testing.T) {
 			_, err := e.rs.ExecSync(e.ctx, &runtimeapi.ExecSyncRequest{ContainerId: cid, Cmd: []string{"true"}})
 			return err
 		}, codes.FailedPrecondition},
-		{"Exec is not implemented yet", func() error {
-			_, err := e.rs.Exec(e.ctx, &runtimeapi.ExecRequest{ContainerId: cid, Cmd: []string{"sh"}})
+		{"Exec in a CREATED container", func() error {
+			_, err := e.rs.Exec(e.ctx, &runtimeapi.ExecRequest{ContainerId: cid, Cmd: []string{"sh"}, Stdout: true})
 			return err
-		}, codes.Unimplemented},
+		}, codes.FailedPrecondition},
 		{"CheckpointContainer is not implemented", func() error {
 			_, err := e.rs.CheckpointContainer(e.ctx, &runtimeapi.CheckpointContainerRequest{ContainerId: cid})
 			return err

@@ -41,13 +41,14 @@ func (r *Runtime) Status(_ context.Context, req *runtimeapi.StatusRequest) (*run
 	}
 	if req.GetVerbose() {
 		info := map[string]any{
-			"runtimeName": RuntimeName,
-			"podCIDR":     r.podCIDR.String(),
-			"logRoot":     r.cfg.LogRoot,
-			"sandboxes":   len(r.sandboxes),
-			"containers":  len(r.containers),
-			"images":      len(r.images),
-			"faults":      r.faults.describe(),
+			"runtimeName":  RuntimeName,
+			"podCIDR":      r.podCIDR.String(),
+			"logRoot":      r.cfg.LogRoot,
+			"streamingURL": r.streamURL,
+			"sandboxes":    len(r.sandboxes),
+			"containers":   len(r.containers),
+			"images":       len(r.images),
+			"faults":       r.faults.describe(),
 		}
 		if r.netConfig != nil {
 			info["kubeletPodCIDR"] = r.netConfig.GetNetworkConfig().GetPodCidr()
@@ -77,21 +78,6 @@ func (r *Runtime) RuntimeConfig(context.Context, *runtimeapi.RuntimeConfigReques
 	return &runtimeapi.RuntimeConfigResponse{Linux: &runtimeapi.LinuxRuntimeConfiguration{
 		CgroupDriver: runtimeapi.CgroupDriver_SYSTEMD,
 	}}, nil
-}
-
-// Exec needs a streaming server, which minikubelet does not have yet.
-func (r *Runtime) Exec(context.Context, *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "exec streaming is not implemented by the fake runtime yet: use ExecSync (crictl exec -s)")
-}
-
-// Attach needs a streaming server, which minikubelet does not have yet.
-func (r *Runtime) Attach(context.Context, *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "attach is not implemented by the fake runtime yet")
-}
-
-// PortForward needs a streaming server, which minikubelet does not have yet.
-func (r *Runtime) PortForward(context.Context, *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "port-forward is not implemented by the fake runtime yet")
 }
 
 // CheckpointContainer is not supported: there is no process state to save.

@@ -28,7 +28,7 @@ func kubeletArgs(t *testing.T, name, rootDir string, extra ...string) []string {
 		"--root-dir", rootDir,
 		"--hostname-override", name,
 		"--node-ip", "127.0.0.1",
-		"--port", strconv.Itoa(framework.FreePort(t)),
+		"--address", "127.0.0.1", "--port", strconv.Itoa(framework.FreePort(t)),
 		"--node-capacity", "cpu=8,memory=16Gi,ephemeral-storage=50Gi",
 		"--max-pods", "30",
 		"-v", "2",

@@ -48,6 +48,7 @@ type node struct {
 	name    string
 	rootDir string
 	socket  string // its fake runtime
+	port    int    // its kubelet API (:10250 of a real node), on 127.0.0.1
 	proc    *framework.Process
 	args    []string
 }
@@ -61,11 +62,11 @@ func startNode(t *testing.T, name string, extra ...string) *node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(rootDir) })
-	n := &node{name: name, rootDir: rootDir, socket: filepath.Join(rootDir, "fake-runtime.sock")}
+	n := &node{name: name, rootDir: rootDir, socket: filepath.Join(rootDir, "fake-runtime.sock"), port: framework.FreePort(t)}
 	n.args = append([]string{
 		"--bootstrap-kubeconfig", cluster.BootstrapKubeconfig, "--root-dir", rootDir,
 		"--hostname-override", name, "--node-ip", "127.0.0.1",
-		"--port", strconv.Itoa(framework.FreePort(t)), "-v", "3", // 3: housekeeping counts
+		"--address", "127.0.0.1", "--port", strconv.Itoa(n.port), "-v", "3", // 3: housekeeping counts
 	}, extra...)
 	n.proc = framework.StartProcess(t, minikubelet, n.args...)
 	t.Cleanup(func() {

@@ -73,7 +73,7 @@ func TestClientCertificateRotatesBeforeExpiry(t *testing.T) {
 	kubelet := framework.StartProcess(t, minikubelet,
 		"--bootstrap-kubeconfig", cluster.BootstrapKubeconfig, "--root-dir", rootDir,
 		"--hostname-override", name, "--node-ip", "127.0.0.1",
-		"--port", strconv.Itoa(framework.FreePort(t)), "-v", "2")
+		"--address", "127.0.0.1", "--port", strconv.Itoa(framework.FreePort(t)), "-v", "2")
 	certDir := filepath.Join(rootDir, "pki")
 	framework.Eventually(t, time.Minute, "the node to be Ready", func() (bool, string) { return ready(name) })
 

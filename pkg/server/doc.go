@@ -1,0 +1,53 @@
+// Package server is the kubelet API: HTTPS on :10250, which the API server calls for
+// `kubectl logs`, `exec`, `attach` and `port-forward`, and which monitoring scrapes.
+//
+// Upstream counterparts (k8s.io/kubernetes v1.36):
+//
+//	pkg/kubelet/server/server.go   routes, InstallAuthFilter, getContainerLogs, getExec/getAttach/getPortForward, getRun
+//	pkg/kubelet/server/auth.go     GetRequestAttributes: request → nodes/<subresource> authorization attributes
+//	cmd/kubelet/app/auth.go        BuildAuth: delegating authenticator (x509 + TokenReview) and authorizer (SubjectAccessReview)
+//	cmd/kubelet/app/server.go      InitializeTLS: the self-signed serving certificate in --cert-dir
+//
+// What `kubectl exec -it mypod -- sh` does, end to end:
+//
+//	kubectl ──POST pods/mypod/exec (SPDY or WebSocket upgrade)──▶ kube-apiserver
+//	   │  authorizes the user for pods/exec; translates WebSocket to SPDY (this kubelet
+//	   │  does not declare the ExtendWebSocketsToKubelet node feature)
+//	   ▼
+//	kube-apiserver ──https://<node>:10250/exec/<ns>/<pod>/<container>?command=sh&stdin=1&tty=1──▶ this server
+//	   │  TLS: the API server presents its kubelet-client certificate (--kubelet-client-certificate)
+//	   ▼
+//	withAuth ── authenticate: x509 (client CA) │ bearer token (TokenReview) │ anonymous (if enabled) ── else 401
+//	   │        authorize: SubjectAccessReview {user, verb=create, resource=nodes, name=<node>,
+//	   │                   subresource=proxy} ── denied: 403 "Forbidden (user=…, verb=…, …)"
+//	   ▼
+//	getExec ── Host.ResolveContainer(ns, pod, uid, container) → CRI container ID
+//	   │     ── Streaming.Exec (CRI gRPC) → a one-time URL of the runtime's streaming server
+//	   ▼
+//	proxyStream ── proxy.UpgradeAwareHandler: dial the URL, replay the upgrade request, then
+//	               copy bytes both ways ◀══▶ runtime's streaming server ◀══▶ the process in the container
+//
+// /containerLogs does not go through the runtime's streaming server: Host.ContainerLogs reads
+// the container's CRI log file and the server flushes every write to the response.
+//
+// Authorization attributes (requestAttributes, a pure function): resource "nodes", name the
+// node, verb from the HTTP method (GET get, POST create, PUT update, PATCH patch, DELETE delete),
+// subresource from the path (/stats → stats, /metrics → metrics, /logs → log, /pods → pods or
+// proxy, /healthz → healthz or proxy, /configz → configz or proxy, everything else → proxy).
+// Every route, /healthz included, is behind authentication and authorization, as upstream.
+//
+// Simplified compared to upstream:
+//   - No /stats (no summary API), /metrics/cadvisor, /metrics/resource, /metrics/probes,
+//     /runningpods, /checkpoint, /logs (node logs), /debug/pprof, /statusz or /flagz routes.
+//     Their authorization mapping is kept, so the table matches upstream.
+//   - /healthz answers "ok" without health checks.
+//   - No WebSocket-to-SPDY translation in the kubelet (ExtendWebSocketsToKubelet); the API server
+//     does it for us. The upgrade is passed through to the runtime unchanged.
+//   - The serving certificate is loaded once: no serverTLSBootstrap (CSR for a serving
+//     certificate) and no reload of TLSCertFile; the client CA file is reloaded while Run runs.
+//   - /run uses CRI ExecSync (Streaming.ExecSync) and needs the "cmd" parameter.
+//   - No request metrics or tracing filters.
+//
+// Invariants: no route is served without authentication; nothing is global — metrics come from
+// the registry in Config.Metrics, never from a package-level registry.
+package server

@@ -1,0 +1,367 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"k8s.io/client-go/kubernetes"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+const (
+	// DefaultPort is the kubelet API port (KubeletConfiguration port).
+	DefaultPort = 10250
+
+	// Defaults of KubeletConfiguration authentication.webhook.cacheTTL and
+	// authorization.webhook.cacheAuthorizedTTL / cacheUnauthorizedTTL.
+	defaultAuthnCacheTTL        = 2 * time.Minute
+	defaultAuthzAuthorizedTTL   = 5 * time.Minute
+	defaultAuthzUnauthorizedTTL = 30 * time.Second
+
+	// Timeouts of the upstream http.Server (ListenAndServeKubeletServer): long enough for
+	// `kubectl logs -f` and exec sessions that run for hours.
+	idleTimeout    = 90 * time.Second // matches http.DefaultTransport's keep-alive timeout
+	readTimeout    = 4 * time.Hour
+	writeTimeout   = 4 * time.Hour
+	maxHeaderBytes = 1 << 20
+
+	// shutdownGracePeriod bounds how long Run waits for in-flight requests after ctx is done.
+	shutdownGracePeriod = 10 * time.Second
+)
+
+// Host is what the server needs from the kubelet.
+type Host interface {
+	// GetPods returns the pods this node runs (for /pods). It must not block; the server only
+	// reads the returned pods.
+	GetPods() []*corev1.Pod
+	// ResolveContainer finds the running container's CRI ID (and its sandbox's) for
+	// namespace/pod/container. podUID may be "" (only some URLs carry it); when set, it must
+	// match. It must not block on the runtime for long. An error for which
+	// apierrors.IsNotFound is true becomes 404.
+	ResolveContainer(namespace, podName string, podUID types.UID, container string) (containerID, sandboxID string, err error)
+	// ResolvePodSandbox finds the running sandbox's CRI ID of namespace/pod, like ResolveContainer.
+	ResolvePodSandbox(namespace, podName string, podUID types.UID) (sandboxID string, err error)
+	// ContainerLogs writes the logs of namespace/pod/container (its previous instance if
+	// opts.Previous) to stdout and stderr. It blocks while opts.Follow until ctx is done or the
+	// container stops. stdout and stderr may be the same writer. An error for which
+	// apierrors.IsNotFound is true becomes 404 if nothing was written yet.
+	ContainerLogs(ctx context.Context, namespace, podName, container string, opts *corev1.PodLogOptions, stdout, stderr io.Writer) error
+}
+
+// Streaming is the subset of runtimeapi.RuntimeServiceClient the server uses. Exec, Attach and
+// PortForward only ask the runtime for a one-time URL of its streaming server (they return
+// quickly); the stream itself is proxied by the server. ExecSync runs a command to completion
+// (for /run) and blocks until it exits.
+type Streaming interface {
+	Exec(ctx context.Context, in *runtimeapi.ExecRequest, opts ...grpc.CallOption) (*runtimeapi.ExecResponse, error)
+	Attach(ctx context.Context, in *runtimeapi.AttachRequest, opts ...grpc.CallOption) (*runtimeapi.AttachResponse, error)
+	PortForward(ctx context.Context, in *runtimeapi.PortForwardRequest, opts ...grpc.CallOption) (*runtimeapi.PortForwardResponse, error)
+	ExecSync(ctx context.Context, in *runtimeapi.ExecSyncRequest, opts ...grpc.CallOption) (*runtimeapi.ExecSyncResponse, error)
+}
+
+// The CRI gRPC client (pkg/cri/remote, or runtimeapi.NewRuntimeServiceClient) is a Streaming.
+var _ Streaming = runtimeapi.RuntimeServiceClient(nil)
+
+// Config configures the kubelet API server. Zero values get the KubeletConfiguration defaults.
+type Config struct {
+	// Address is the IP to bind (default 0.0.0.0; tests use 127.0.0.1).
+	Address string
+	// Port defaults to 10250.
+	Port int32
+
+	// TLSCertFile and TLSKeyFile are the serving certificate (config tlsCertFile and
+	// tlsPrivateKeyFile). Set both or neither. With neither, a self-signed certificate for
+	// NodeName, Hostnames and NodeIPs is generated once into CertDir/kubelet.crt and
+	// CertDir/kubelet.key, and reused while it is valid (upstream's default).
+	TLSCertFile, TLSKeyFile string
+	// CertDir (--cert-dir, <root-dir>/pki) holds the self-signed certificate. Required without
+	// TLSCertFile.
+	CertDir string
+
+	// NodeName names the node: it is the name in every SubjectAccessReview and the self-signed
+	// certificate's host. Required.
+	NodeName string
+	// Hostnames and NodeIPs are extra subject alternative names of the self-signed certificate.
+	Hostnames []string
+	NodeIPs   []net.IP
+
+	// ClientCAFile (authentication.x509.clientCAFile) or ClientCAData verify client certificates;
+	// the certificate's CN is the user and its O the groups. At most one of them. The file is
+	// reloaded while Run runs.
+	ClientCAFile string
+	ClientCAData []byte
+	// Anonymous lets requests without credentials through as system:anonymous (they are still
+	// authorized); otherwise they get 401. Default false, as kubeadm configures it.
+	Anonymous bool
+	// WebhookAuthn checks bearer tokens with a TokenReview through Client.
+	WebhookAuthn bool
+	// AuthnCacheTTL caches TokenReview answers (default 2m).
+	AuthnCacheTTL time.Duration
+
+	// WebhookAuthz authorizes every request with a SubjectAccessReview through Client (mode
+	// Webhook). Without it every authenticated request is allowed (mode AlwaysAllow).
+	WebhookAuthz bool
+	// AuthzAuthorizedTTL (default 5m) and AuthzUnauthorizedTTL (default 30s) cache
+	// SubjectAccessReview answers.
+	AuthzAuthorizedTTL, AuthzUnauthorizedTTL time.Duration
+
+	// Client sends TokenReviews and SubjectAccessReviews. Required with WebhookAuthn or WebhookAuthz.
+	Client kubernetes.Interface
+
+	// Host and Streaming are the kubelet and the CRI runtime. Required.
+	Host      Host
+	Streaming Streaming
+
+	// Metrics, if set, is served on /metrics; pass the kubelet's own registry, never a global one.
+	Metrics prometheus.Gatherer
+	// Configz, if set, returns the running configuration, served on /configz as {"kubeletconfig": …}.
+	Configz func() any
+
+	// Clock decides whether a self-signed certificate on disk is still valid (default: real clock).
+	Clock clock.PassiveClock
+}
+
+// Server is the kubelet API on :10250. Create it with New; serve it with Run.
+type Server struct {
+	cfg Config
+	// handler is the mux behind the authentication and authorization filter.
+	handler http.Handler
+	// tlsConfig carries the serving certificate and asks for (but does not verify) client
+	// certificates: the x509 authenticator verifies them.
+	tlsConfig *tls.Config
+	// servingCert says where the serving certificate came from, for the start-up log line.
+	servingCert servingCertInfo
+	// clientCAFile is non-nil when Config.ClientCAFile is set; Run reloads it.
+	clientCAFile *dynamiccertificates.DynamicFileCAContent
+
+	authn authenticator.Request
+	authz authorizer.Authorizer
+}
+
+// New validates cfg, fills its defaults, builds the authenticator and authorizer, and loads
+// (or generates) the serving certificate.
+func New(cfg Config) (*Server, error) {
+	if err := setDefaultsAndValidate(&cfg); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg}
+
+	var err error
+	s.authn, s.clientCAFile, err = buildAuthn(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.authz, err = buildAuthz(cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	cert, info, err := servingCertificate(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.servingCert = info
+	s.tlsConfig = &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{cert},
+		// Request, do not require or verify: the x509 authenticator verifies the chain against
+		// the (reloadable) client CA, and token or anonymous requests carry no certificate.
+		ClientAuth: tls.RequestClientCert,
+	}
+
+	s.handler = s.withAuth(s.routes())
+	return s, nil
+}
+
+func setDefaultsAndValidate(cfg *Config) error {
+	if cfg.NodeName == "" {
+		return errors.New("server: NodeName is required")
+	}
+	if cfg.Host == nil || cfg.Streaming == nil {
+		return errors.New("server: Host and Streaming are required")
+	}
+	if cfg.Address == "" {
+		cfg.Address = "0.0.0.0"
+	}
+	if net.ParseIP(cfg.Address) == nil {
+		return fmt.Errorf("server: address %q is not an IP address; set it to an IP of this node, or 0.0.0.0 for all", cfg.Address)
+	}
+	if cfg.Port == 0 {
+		cfg.Port = DefaultPort
+	}
+	if cfg.Port < 1 || cfg.Port > 65535 {
+		return fmt.Errorf("server: port %d is out of range 1-65535", cfg.Port)
+	}
+	if (cfg.TLSCertFile == "") != (cfg.TLSKeyFile == "") {
+		return errors.New("server: set both TLSCertFile and TLSKeyFile, or neither to use a self-signed certificate in CertDir")
+	}
+	if cfg.TLSCertFile == "" && cfg.CertDir == "" {
+		return errors.New("server: CertDir is required to hold the self-signed serving certificate when TLSCertFile is not set")
+	}
+	if cfg.ClientCAFile != "" && len(cfg.ClientCAData) > 0 {
+		return errors.New("server: set ClientCAFile or ClientCAData, not both")
+	}
+	if (cfg.WebhookAuthn || cfg.WebhookAuthz) && cfg.Client == nil {
+		return errors.New("server: webhook authentication and authorization need a Client to send TokenReviews and SubjectAccessReviews")
+	}
+	if cfg.AuthnCacheTTL < 0 || cfg.AuthzAuthorizedTTL < 0 || cfg.AuthzUnauthorizedTTL < 0 {
+		return errors.New("server: cache TTLs must not be negative")
+	}
+	if cfg.AuthnCacheTTL == 0 {
+		cfg.AuthnCacheTTL = defaultAuthnCacheTTL
+	}
+	if cfg.AuthzAuthorizedTTL == 0 {
+		cfg.AuthzAuthorizedTTL = defaultAuthzAuthorizedTTL
+	}
+	if cfg.AuthzUnauthorizedTTL == 0 {
+		cfg.AuthzUnauthorizedTTL = defaultAuthzUnauthorizedTTL
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return nil
+}
+
+// Handler returns the authenticated and authorized mux (what Run serves), for tests.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Run serves HTTPS on Address:Port until ctx is done, then shuts down gracefully and returns
+// nil. It returns an error if it cannot listen or serving fails.
+func (s *Server) Run(ctx context.Context) error {
+	addr := net.JoinHostPort(s.cfg.Address, strconv.Itoa(int(s.cfg.Port)))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s for the kubelet API: %w (is another kubelet running?)", addr, err)
+	}
+	return s.serve(ctx, ln)
+}
+
+// serve is Run on a listener the caller opened (tests use 127.0.0.1:0). It closes ln.
+func (s *Server) serve(ctx context.Context, ln net.Listener) error {
+	logger := klog.FromContext(ctx)
+	if s.clientCAFile != nil {
+		go s.clientCAFile.Run(ctx, 1)
+	}
+	srv := &http.Server{
+		Handler:        s.handler,
+		TLSConfig:      s.tlsConfig.Clone(),
+		IdleTimeout:    idleTimeout,
+		ReadTimeout:    readTimeout,
+		WriteTimeout:   writeTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
+		// Requests inherit ctx: its logger, and its cancellation (a following log stream ends
+		// when the kubelet stops, so Shutdown does not wait for it).
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+
+	errCh := make(chan error, 1)
+	go func() { errCh <- srv.ServeTLS(ln, "", "") }()
+	logger.Info("Serving the kubelet API", "address", ln.Addr().String(),
+		"servingCert", s.servingCert.certFile, "selfSigned", s.servingCert.selfSigned, "generated", s.servingCert.generated)
+
+	select {
+	case err := <-errCh:
+		return fmt.Errorf("serve the kubelet API on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	logger.Info("Stopping the kubelet API server")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGracePeriod)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shut down the kubelet API server: %w", err)
+	}
+	if err := <-errCh; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve the kubelet API on %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+// routes registers the handlers, with the upstream paths (pkg/kubelet/server/server.go,
+// InstallAuthNotRequiredHandlers and InstallAuthRequiredHandlers). Every route sits behind
+// withAuth.
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.getHealthz)
+	mux.HandleFunc("GET /pods", s.getPods)
+	if s.cfg.Configz != nil {
+		mux.HandleFunc("GET /configz", s.getConfigz)
+	}
+	if s.cfg.Metrics != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	}
+	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.getContainerLogs)
+
+	// kubectl exec/attach/port-forward come as upgrade requests; upstream accepts GET and POST.
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		mux.HandleFunc(method+" /exec/{namespace}/{pod}/{container}", s.getExec)
+		mux.HandleFunc(method+" /exec/{namespace}/{pod}/{uid}/{container}", s.getExec)
+		mux.HandleFunc(method+" /attach/{namespace}/{pod}/{container}", s.getAttach)
+		mux.HandleFunc(method+" /attach/{namespace}/{pod}/{uid}/{container}", s.getAttach)
+		mux.HandleFunc(method+" /portForward/{namespace}/{pod}", s.getPortForward)
+		mux.HandleFunc(method+" /portForward/{namespace}/{pod}/{uid}", s.getPortForward)
+	}
+	mux.HandleFunc("POST /run/{namespace}/{pod}/{container}", s.getRun)
+	mux.HandleFunc("POST /run/{namespace}/{pod}/{uid}/{container}", s.getRun)
+	return mux
+}
+
+// getHealthz answers "ok". Upstream also runs the syncloop health check here; minikubelet has
+// no checks on this port yet.
+func (s *Server) getHealthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = io.WriteString(w, "ok")
+}
+
+// getPods returns the pods bound to this kubelet as a v1 PodList.
+func (s *Server) getPods(w http.ResponseWriter, r *http.Request) {
+	list := podList(s.cfg.Host.GetPods())
+	writeJSON(w, r, list)
+}
+
+// podList wraps pods into a v1 PodList, as upstream's encodePods.
+func podList(pods []*corev1.Pod) *corev1.PodList {
+	list := &corev1.PodList{Items: make([]corev1.Pod, 0, len(pods))}
+	list.Kind, list.APIVersion = "PodList", "v1"
+	for _, pod := range pods {
+		list.Items = append(list.Items, *pod)
+	}
+	return list
+}
+
+// getConfigz returns the running configuration under the name "kubeletconfig", the shape of
+// k8s.io/component-base/configz.
+func (s *Server) getConfigz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, r, map[string]any{"kubeletconfig": s.cfg.Configz()})
+}
+
+func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("encode response: %v", err), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(data); err != nil {
+		klog.FromContext(r.Context()).V(4).Info("Failed to write response", "path", r.URL.Path, "err", err)
+	}
+}

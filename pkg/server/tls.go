@@ -1,0 +1,125 @@
+package server
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	certutil "k8s.io/client-go/util/cert"
+)
+
+// Names of the self-signed serving certificate in CertDir, as upstream.
+const (
+	selfSignedCertName = "kubelet.crt"
+	selfSignedKeyName  = "kubelet.key"
+)
+
+type servingCertInfo struct {
+	certFile   string
+	selfSigned bool
+	generated  bool // true if New wrote a new self-signed certificate
+}
+
+// servingCertificate loads the serving certificate: the configured files, or the self-signed
+// pair in CertDir, generated if missing or no longer usable. Upstream: InitializeTLS in
+// cmd/kubelet/app/server.go.
+func servingCertificate(cfg Config) (tls.Certificate, servingCertInfo, error) {
+	if cfg.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+		if err != nil {
+			return tls.Certificate{}, servingCertInfo{}, fmt.Errorf("load serving certificate %q and key %q (tlsCertFile, tlsPrivateKeyFile): %w", cfg.TLSCertFile, cfg.TLSKeyFile, err)
+		}
+		return cert, servingCertInfo{certFile: cfg.TLSCertFile}, nil
+	}
+
+	certFile := filepath.Join(cfg.CertDir, selfSignedCertName)
+	keyFile := filepath.Join(cfg.CertDir, selfSignedKeyName)
+	info := servingCertInfo{certFile: certFile, selfSigned: true}
+
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err == nil && certValidAt(cert, cfg.Clock.Now()) {
+		return cert, info, nil // reuse, as upstream does while it can read both files
+	}
+	// Missing, expired, corrupt, or a torn pair (a crash between the two renames below):
+	// generate a new pair. Only this function writes these files, so replacing them is safe.
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !isUnusablePair(err) {
+		return tls.Certificate{}, servingCertInfo{}, fmt.Errorf("read self-signed serving certificate in %q: %w", cfg.CertDir, err)
+	}
+
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(cfg.NodeName, cfg.NodeIPs, cfg.Hostnames)
+	if err != nil {
+		return tls.Certificate{}, servingCertInfo{}, fmt.Errorf("generate self-signed serving certificate for node %q: %w", cfg.NodeName, err)
+	}
+	if err := os.MkdirAll(cfg.CertDir, 0o755); err != nil {
+		return tls.Certificate{}, servingCertInfo{}, fmt.Errorf("create cert dir %q: %w", cfg.CertDir, err)
+	}
+	// The key first: a cert without its key on disk is never reused (LoadX509KeyPair fails).
+	if err := writeFileAtomic(keyFile, keyPEM, 0o600); err != nil {
+		return tls.Certificate{}, servingCertInfo{}, err
+	}
+	if err := writeFileAtomic(certFile, certPEM, 0o644); err != nil {
+		return tls.Certificate{}, servingCertInfo{}, err
+	}
+	cert, err = tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, servingCertInfo{}, fmt.Errorf("parse generated serving certificate: %w", err)
+	}
+	info.generated = true
+	return cert, info, nil
+}
+
+// isUnusablePair reports whether err from tls.LoadX509KeyPair means the files were read but do
+// not hold a usable pair (as opposed to, say, a permission error, which a user must fix).
+func isUnusablePair(err error) bool {
+	var pathErr *fs.PathError
+	return !errors.As(err, &pathErr)
+}
+
+// certValidAt reports whether the leaf certificate of cert is valid at now.
+func certValidAt(cert tls.Certificate, now time.Time) bool {
+	leaf := cert.Leaf
+	if leaf == nil {
+		if len(cert.Certificate) == 0 {
+			return false
+		}
+		var err error
+		if leaf, err = x509.ParseCertificate(cert.Certificate[0]); err != nil {
+			return false
+		}
+	}
+	return !now.Before(leaf.NotBefore) && now.Before(leaf.NotAfter)
+}
+
+// writeFileAtomic writes data to a temporary file beside path with mode, syncs it and renames it
+// over path, so a reader sees the old file or the new one, never half of one.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }() // no-op after a successful rename
+	if err := tmp.Chmod(mode); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	return nil
+}
