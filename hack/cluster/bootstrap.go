@@ -81,21 +81,10 @@ func bootstrapObjects(ctx context.Context, c *cluster, p pki, server string) err
 			"auth-extra-groups":              bootstrapGroup,
 		},
 	}
-	bindings := []*rbacv1.ClusterRoleBinding{
-		// The token may create CSRs and watch them.
-		binding("kubeadm:kubelet-bootstrap", "system:node-bootstrapper", bootstrapGroup),
-		// kcm's csrapprover approves a token's CSR for a node client certificate.
-		binding("kubeadm:node-autoapprove-bootstrap", "system:certificates.k8s.io:certificatesigningrequests:nodeclient", bootstrapGroup),
-		// kcm's csrapprover approves a node's CSR to renew its own client certificate (rotation).
-		binding("kubeadm:node-autoapprove-certificate-rotation", "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", "system:nodes"),
-		// The API server calls the kubelet API (exec, logs, port-forward) as this user; the kubelet
-		// asks the API server whether it may (SubjectAccessReview on nodes/proxy…).
-		userBinding("minikubelet:apiserver-kubelet-api-admin", "system:kubelet-api-admin", "kube-apiserver-kubelet-client"),
-	}
 	// The apiserver may still be finishing its post-start hooks (RBAC bootstrap roles); retry briefly.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		err = createBootstrapObjects(ctx, client, tokenSecret, bindings)
+		err = createBootstrapObjects(ctx, client, tokenSecret, clusterBindings())
 		if err == nil || time.Now().After(deadline) {
 			break
 		}
@@ -109,6 +98,40 @@ func bootstrapObjects(ctx context.Context, c *cluster, p pki, server string) err
 		return err
 	}
 	return writeKubeconfig(c.path("bootstrap.kubeconfig"), server, ca, &clientcmdapi.AuthInfo{Token: id + "." + secret})
+}
+
+// clusterBindings are the ClusterRoleBindings a kubelet needs from the cluster.
+func clusterBindings() []*rbacv1.ClusterRoleBinding {
+	return []*rbacv1.ClusterRoleBinding{
+		// The token may create CSRs and watch them.
+		binding("kubeadm:kubelet-bootstrap", "system:node-bootstrapper", bootstrapGroup),
+		// kcm's csrapprover approves a token's CSR for a node client certificate.
+		binding("kubeadm:node-autoapprove-bootstrap", "system:certificates.k8s.io:certificatesigningrequests:nodeclient", bootstrapGroup),
+		// kcm's csrapprover approves a node's CSR to renew its own client certificate (rotation).
+		binding("kubeadm:node-autoapprove-certificate-rotation", "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", "system:nodes"),
+		// The API server calls the kubelet API (exec, logs, port-forward) as this user; the kubelet
+		// asks the API server whether it may (SubjectAccessReview on nodes/proxy…).
+		userBinding("minikubelet:apiserver-kubelet-api-admin", "system:kubelet-api-admin", "kube-apiserver-kubelet-client"),
+	}
+}
+
+// ensureBindings creates the bindings a running cluster lacks (a cluster started by an older
+// version of this program gets what newer minikubelet features need).
+func ensureBindings(ctx context.Context, c *cluster) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.path("admin.kubeconfig"))
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, b := range clusterBindings() {
+		if _, err := client.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create ClusterRoleBinding %s: %w", b.Name, err)
+		}
+	}
+	return nil
 }
 
 func createBootstrapObjects(ctx context.Context, client kubernetes.Interface, s *corev1.Secret, bindings []*rbacv1.ClusterRoleBinding) error {

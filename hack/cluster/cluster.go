@@ -234,6 +234,9 @@ func (c *cluster) reuseOrClean(ctx context.Context) error {
 	if len(dead) == 0 {
 		checker, err := newHealthChecker(pki{dir: c.path("pki")})
 		if err == nil && checker.get(ctx, fmt.Sprintf("https://127.0.0.1:%d/readyz", s.Ports["kube-apiserver"])) == nil {
+			if err := ensureBindings(ctx, c); err != nil {
+				return err
+			}
 			fmt.Println("The local control plane is already running.")
 			c.report(s)
 			return nil

@@ -1,6 +1,8 @@
 package kuberuntime
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -139,5 +141,22 @@ func TestDeadContainersToRemove(t *testing.T) {
 	}}
 	if got := deadContainersToRemove(st); !reflect.DeepEqual(got, []string{"a1", "a0"}) {
 		t.Errorf("to remove = %v, want the two oldest of app", got)
+	}
+}
+
+// Upstream calcRestartCountByLogDir: a container recreated without a previous instance in the
+// runtime continues after the highest <n>.log, so no log is overwritten.
+func TestRestartCountFromLogDir(t *testing.T) {
+	dir := t.TempDir()
+	if got := restartCountFromLogDir(filepath.Join(dir, "missing")); got != 0 {
+		t.Errorf("no directory: %d, want 0", got)
+	}
+	for _, name := range []string{"0.log", "3.log", "notes.txt", "x.log"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := restartCountFromLogDir(dir); got != 4 {
+		t.Errorf("after 0.log and 3.log: %d, want 4", got)
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -236,7 +239,10 @@ func gracePeriod(pod *corev1.Pod) int64 {
 
 // startContainer starts one container: backoff check, image, create, start.
 func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, status *kubecontainer.PodStatus, sandboxID string, sandboxConfig *runtimeapi.PodSandboxConfig, podIP string) *ContainerError {
-	restartCount := 0
+	// Without an instance in the runtime (a new runtime, or one that lost its state), continue
+	// the restart count from the log files already there, as upstream calcRestartCountByLogDir:
+	// a new instance never overwrites an old one's log.
+	restartCount := restartCountFromLogDir(filepath.Join(podLogDir(m.podLogsDir, pod.Namespace, pod.Name, pod.UID), c.Name))
 	if prev := status.FindContainer(c.Name); prev != nil {
 		restartCount = prev.RestartCount + 1
 		if prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
@@ -277,6 +283,21 @@ func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	}
 	klog.FromContext(ctx).V(2).Info("Started container", "pod", klog.KObj(pod), "container", c.Name, "containerID", created.GetContainerId(), "restartCount", restartCount)
 	return nil
+}
+
+// restartCountFromLogDir is one more than the highest <n>.log in dir, or 0.
+func restartCountFromLogDir(dir string) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	next := 0
+	for _, e := range entries {
+		if n, err := strconv.Atoi(strings.TrimSuffix(e.Name(), ".log")); err == nil && strings.HasSuffix(e.Name(), ".log") && n+1 > next {
+			next = n + 1
+		}
+	}
+	return next
 }
 
 func backoffKey(pod *corev1.Pod, c *corev1.Container) string {
