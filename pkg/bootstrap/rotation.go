@@ -66,6 +66,9 @@ func nextRotationDeadline(notBefore, notAfter time.Time, jitter float64) time.Ti
 	return notBefore.Add(time.Duration(float64(total) * (0.7 + 0.2*jitter)))
 }
 
+// minRotationPause is the least time between two certificate requests of the rotator.
+const minRotationPause = 30 * time.Second
+
 // retryBackoff is how long to wait before retrying a failed rotation: doubling from 1 s, capped
 // at 5 min.
 func retryBackoff(prev time.Duration) time.Duration {
@@ -123,5 +126,7 @@ func (r *Rotator) rotateIfDue(ctx context.Context) (time.Duration, error) {
 	}
 	r.cfg.OnRotate()
 	logger.Info("Rotated the client certificate", "path", path)
-	return 0, nil
+	// Check the new certificate after a pause: if the signer issued one that is already due
+	// (a short-lived CA, a clock ahead), do not ask for certificates back to back.
+	return minRotationPause, nil
 }

@@ -70,9 +70,9 @@ func (k *Kubelet) Run(parent context.Context) error {
 	// A component that cannot go on (the kubelet API cannot listen) stops the whole kubelet with
 	// its error, as upstream exits; a clean shutdown is the parent's cancellation.
 	ctx, fail := context.WithCancelCause(parent)
-	defer fail(nil)
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer wg.Wait() // runs last: after fail(nil) below has stopped every loop
+	defer fail(nil)
 	goLoop := func(name string, loop func(context.Context)) {
 		wg.Add(1)
 		go func() {

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -231,9 +235,12 @@ func (p *pods) handlePodAdditions(added []*corev1.Pod) {
 			}
 			continue
 		}
-		if msg, ok := p.admit(pod); !ok {
-			p.reject(pod, "OutOfpods", msg)
-			continue
+		// Pods already terminal or being deleted are not admitted again: they only need to stop.
+		if pod.DeletionTimestamp == nil && !isTerminal(pod) {
+			if msg, ok := p.admit(pod); !ok {
+				p.reject(pod, "OutOfpods", msg)
+				continue
+			}
 		}
 		p.cfg.Secrets.RegisterPod(pod)
 		p.dispatch(pod, podworkers.SyncPodCreate)
@@ -249,7 +256,9 @@ func (p *pods) handlePodUpdates(updated []*corev1.Pod) {
 			}
 			continue
 		}
-		p.cfg.Secrets.RegisterPod(pod)
+		if st, ok := p.workers.State(pod.UID); !ok || st == podworkers.Syncing {
+			p.cfg.Secrets.RegisterPod(pod) // a terminated pod reads no Secrets any more
+		}
 		p.dispatch(pod, podworkers.SyncPodUpdate)
 	}
 }
@@ -346,6 +355,10 @@ func (p *pods) handlePodCleanups(ctx context.Context) error {
 	if err := p.helper.cleanupVolumes(p.cfg.RootDir, keep); err != nil {
 		errs = append(errs, err)
 	}
+	if err := cleanupPodLogDirs(p.cfg.PodLogsDir, keep); err != nil {
+		errs = append(errs, err)
+	}
+	p.cfg.Runtime.GCBackoffs()
 	for _, mirror := range p.manager.GetOrphanedMirrorPods() {
 		uid := mirror.UID
 		if _, err := p.manager.DeleteMirrorPod(ctx, mirror.Namespace, mirror.Name, &uid); err != nil {
@@ -357,6 +370,26 @@ func (p *pods) handlePodCleanups(ctx context.Context) error {
 		m.RunningContainers.Set(float64(countRunningContainers(runtimePods)))
 	}
 	klog.FromContext(ctx).V(3).Info("Housekeeping", "podWorkers", p.workers.Count(), "statuses", p.status.Len(), "runtimePods", len(runtimePods))
+	return errors.Join(errs...)
+}
+
+// cleanupPodLogDirs removes <pod-logs-dir>/<ns>_<name>_<uid> of pods not in keep.
+func cleanupPodLogDirs(dir string, keep map[types.UID]bool) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		i := strings.LastIndexByte(e.Name(), '_')
+		if i < 0 || keep[types.UID(e.Name()[i+1:])] {
+			continue
+		}
+		errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+	}
 	return errors.Join(errs...)
 }
 
@@ -385,10 +418,17 @@ func countRunningContainers(pods []*kubecontainer.RunningPod) int {
 	return n
 }
 
-func (p *pods) setReasons(uid types.UID, errs map[string]kuberuntime.ContainerError) {
+// setReasons records why the pod's containers wait and reports whether that changed.
+func (p *pods) setReasons(uid types.UID, errs map[string]kuberuntime.ContainerError) bool {
 	p.reasonsMu.Lock()
 	defer p.reasonsMu.Unlock()
+	old := p.reasons[uid]
 	p.reasons[uid] = errs
+	return !reflect.DeepEqual(old, errs) && (len(old) > 0 || len(errs) > 0)
+}
+
+func isTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 func (p *pods) statusInputs(uid types.UID) statusInputs {
@@ -414,8 +454,7 @@ func (p *pods) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror
 		return false, err
 	}
 	result := p.cfg.Runtime.SyncPod(ctx, pod, rs)
-	p.setReasons(pod.UID, result.ContainerErrors)
-	if len(result.ContainerErrors) > 0 { // show the waiting reasons now, not at the next sync
+	if p.setReasons(pod.UID, result.ContainerErrors) { // show changed waiting reasons now, not at the next sync
 		p.status.SetPodStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod.UID)))
 	}
 	return false, result.Err()
@@ -424,7 +463,7 @@ func (p *pods) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror
 // ensureMirrorPod makes the API show a static pod: create its mirror pod, or replace an outdated one.
 func (p *pods) ensureMirrorPod(ctx context.Context, pod, mirror *corev1.Pod) {
 	logger := klog.FromContext(ctx)
-	if mirror != nil && !podmanager.MirrorPodMatches(pod, mirror) {
+	if mirror != nil && (mirror.DeletionTimestamp != nil || !podmanager.MirrorPodMatches(pod, mirror)) {
 		uid := mirror.UID
 		if _, err := p.manager.DeleteMirrorPod(ctx, mirror.Namespace, mirror.Name, &uid); err != nil {
 			logger.Error(err, "Failed to delete an outdated mirror pod")

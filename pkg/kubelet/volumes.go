@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -58,8 +59,16 @@ func (h *runtimeHelper) setUpVolumes(ctx context.Context, pod *corev1.Pod) error
 	return err
 }
 
-// cleanupVolumes removes the directories of pods under <root>/pods that are not in keep.
+// cleanupVolumes removes the directories of pods under <root>/pods that are not in keep, and
+// forgets their volumes. One failure does not stop the others.
 func (h *runtimeHelper) cleanupVolumes(rootDir string, keep map[types.UID]bool) error {
+	h.mu.Lock()
+	for uid := range h.hostDirs {
+		if !keep[uid] {
+			delete(h.hostDirs, uid)
+		}
+	}
+	h.mu.Unlock()
 	entries, err := os.ReadDir(filepath.Join(rootDir, "pods"))
 	if os.IsNotExist(err) {
 		return nil
@@ -67,17 +76,11 @@ func (h *runtimeHelper) cleanupVolumes(rootDir string, keep map[types.UID]bool) 
 	if err != nil {
 		return err
 	}
+	var errs []error
 	for _, e := range entries {
-		uid := types.UID(e.Name())
-		if keep[uid] {
-			continue
+		if uid := types.UID(e.Name()); !keep[uid] {
+			errs = append(errs, h.projector.CleanupPod(uid))
 		}
-		if err := h.projector.CleanupPod(uid); err != nil {
-			return err
-		}
-		h.mu.Lock()
-		delete(h.hostDirs, uid)
-		h.mu.Unlock()
 	}
-	return nil
+	return errors.Join(errs...)
 }

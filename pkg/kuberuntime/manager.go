@@ -106,6 +106,13 @@ func New(cfg Config) (*Manager, error) {
 	}, nil
 }
 
+// GCBackoffs forgets back-off entries not touched for twice the maximum back-off (housekeeping),
+// as upstream's backOff.GC.
+func (m *Manager) GCBackoffs() {
+	m.crashBackoff.GC()
+	m.pullBackoff.GC()
+}
+
 // SetOptionsGenerator sets where env and mounts come from (the kubelet, once it has built its
 // secret manager and volumes). Call it before the first SyncPod.
 func (m *Manager) SetOptionsGenerator(g OptionsGenerator) { m.options = g }

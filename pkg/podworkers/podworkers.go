@@ -246,7 +246,9 @@ func (p *PodWorkers) syncOnce(uid types.UID, st *podStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st.working = false
-	st.lastSync = start
+	// The next sync must see a runtime status taken after this one ended, not one taken while it
+	// ran (which may miss a container it just started), as upstream's lastSyncTime.
+	st.lastSync = p.cfg.Clock.Now()
 	if err != nil {
 		if p.ctx.Err() == nil {
 			logger.Error(err, "Error syncing pod; will retry", "retryIn", p.cfg.BackOffPeriod)
@@ -305,6 +307,15 @@ func (p *PodWorkers) SyncKnownPods(desired map[types.UID]bool) map[types.UID]Sta
 			delete(p.pods, uid)
 			close(st.notify)
 			continue
+		case (st.state == Terminating || st.state == Terminated) && !st.working && st.pending == nil &&
+			!st.nextSync.IsZero() && !p.cfg.Clock.Now().Before(st.nextSync):
+			// A failed termination of a pod nobody sends updates for any more: retry it here, as
+			// upstream requeues orphaned workers on every housekeeping.
+			st.pending = &UpdatePodOptions{UpdateType: SyncPodSync, Pod: st.pod}
+			select {
+			case st.notify <- struct{}{}:
+			default:
+			}
 		case st.state == Syncing:
 			st.state = Terminating
 			st.gracePeriod = gracePeriodFor(st.pod, nil)

@@ -26,6 +26,8 @@ type recorder struct {
 	terminal bool
 	block    chan struct{} // if set, SyncPod waits on it
 	called   chan string
+	// failTerminating makes this many SyncTerminatingPod calls fail.
+	failTerminating int
 }
 
 func newRecorder() *recorder { return &recorder{called: make(chan string, 100)} }
@@ -55,6 +57,12 @@ func (r *recorder) SyncTerminatingPod(_ context.Context, _ *corev1.Pod, _ *kubec
 	r.grace = append(r.grace, grace)
 	r.mu.Unlock()
 	r.record("terminating")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failTerminating > 0 {
+		r.failTerminating--
+		return errors.New("runtime unavailable")
+	}
 	return nil
 }
 
@@ -286,5 +294,32 @@ func TestNextState(t *testing.T) {
 		if got := nextState(tc.cur, tc.u); got != tc.want {
 			t.Errorf("nextState(%v, %v) = %v, want %v", tc.cur, tc.u.UpdateType, got, tc.want)
 		}
+	}
+}
+
+// Upstream requeues orphaned workers on every housekeeping: a pod that is no longer desired and
+// whose termination failed is retried after the back-off, though nobody sends it updates.
+func TestFailedTerminationOfRemovedPodIsRetried(t *testing.T) {
+	r := newRecorder()
+	r.failTerminating = 1
+	w, clk := newWorkers(t, r)
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("h", "1")})
+	expect(t, r, "sync:create:1")
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodKill, Pod: pod("h", "1")})
+	expect(t, r, "terminating") // fails
+	waitIdle(t, w, "h")
+	w.SyncKnownPods(map[types.UID]bool{}) // too early: still backing off
+	select {
+	case got := <-r.called:
+		t.Fatalf("retried before the back-off: %s", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+	clk.Step(10 * time.Second)
+	w.SyncKnownPods(map[types.UID]bool{})
+	expect(t, r, "terminating", "terminated")
+	waitState(t, w, "h", Finished)
+	w.SyncKnownPods(map[types.UID]bool{})
+	if w.Count() != 0 {
+		t.Errorf("worker not removed after the retried termination")
 	}
 }

@@ -261,12 +261,14 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 		go s.clientCAFile.Run(ctx, 1)
 	}
 	srv := &http.Server{
-		Handler:        s.handler,
-		TLSConfig:      s.tlsConfig.Clone(),
-		IdleTimeout:    idleTimeout,
-		ReadTimeout:    readTimeout,
-		WriteTimeout:   writeTimeout,
-		MaxHeaderBytes: maxHeaderBytes,
+		Handler:     s.handler,
+		TLSConfig:   s.tlsConfig.Clone(),
+		IdleTimeout: idleTimeout,
+		ReadTimeout: readTimeout,
+		// Headers come before authentication: do not let a silent client hold a connection.
+		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      writeTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		// Requests inherit ctx: its logger, and its cancellation (a following log stream ends
 		// when the kubelet stops, so Shutdown does not wait for it).
 		BaseContext: func(net.Listener) context.Context { return ctx },

@@ -219,6 +219,8 @@ func writeRuntimeError(w http.ResponseWriter, err error) {
 	switch grpcstatus.Code(err) {
 	case codes.NotFound:
 		status = http.StatusNotFound
+	case codes.InvalidArgument, codes.FailedPrecondition:
+		status = http.StatusBadRequest
 	case codes.ResourceExhausted:
 		status = http.StatusTooManyRequests
 	}

@@ -191,7 +191,7 @@ func run(ctx context.Context, o *options.Options) error {
 			Hostnames:            []string{o.NodeName},
 			NodeIPs:              []net.IP{nodeIP},
 			ClientCAFile:         cfg.Authentication.X509.ClientCAFile,
-			ClientCAData:         restCfg.CAData,
+			ClientCAData:         clientCAData(cfg.Authentication.X509.ClientCAFile, restCfg.CAData, logger),
 			Anonymous:            *cfg.Authentication.Anonymous.Enabled,
 			WebhookAuthn:         *cfg.Authentication.Webhook.Enabled,
 			AuthnCacheTTL:        cfg.Authentication.Webhook.CacheTTL.Duration,
@@ -201,13 +201,24 @@ func run(ctx context.Context, o *options.Options) error {
 			Client:               client,
 			Streaming:            cri.Runtime,
 			Metrics:              metricsRegistry,
-			Configz:              func() any { return map[string]any{"kubeletconfig": cfg} },
+			Configz:              func() any { return cfg },
 		},
 	})
 	if err != nil {
 		return err
 	}
 	return k.Run(ctx)
+}
+
+// clientCAData is the CA that verifies client certificates on the kubelet API when
+// authentication.x509.clientCAFile is not set: the cluster CA from the kubeconfig (so the API
+// server's kubelet-client certificate is accepted), said once in the log.
+func clientCAData(clientCAFile string, kubeconfigCA []byte, logger klog.Logger) []byte {
+	if clientCAFile != "" {
+		return nil
+	}
+	logger.Info("The kubelet API trusts client certificates signed by the cluster CA from the kubeconfig; set authentication.x509.clientCAFile to choose another CA")
+	return kubeconfigCA
 }
 
 // startFakeRuntime serves the fake CRI runtime on socket until ctx ends; stop waits for it.

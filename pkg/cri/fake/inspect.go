@@ -2,6 +2,7 @@ package fake
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -41,7 +42,7 @@ func inspect(v view, name string, args []string) (stdout, stderr string, code in
 		var errs strings.Builder
 		for _, p := range args {
 			host, ok := v.resolve(p)
-			data, err := os.ReadFile(host)
+			data, err := readRegularFile(host)
 			if !ok || err != nil {
 				fmt.Fprintf(&errs, "cat: can't open '%s': No such file or directory\n", p)
 				code = 1
@@ -64,15 +65,36 @@ func inspect(v view, name string, args []string) (stdout, stderr string, code in
 	return "", fmt.Sprintf("sh: %s: not found\n", name), 127
 }
 
+// maxCatBytes bounds what cat reads from a mount: enough for any Secret or ConfigMap (1 MiB).
+const maxCatBytes = 1 << 20
+
+// readRegularFile reads at most maxCatBytes of a regular file (never a FIFO or device, which
+// could block or never end).
+func readRegularFile(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return io.ReadAll(io.LimitReader(f, maxCatBytes))
+}
+
 // resolve maps a path inside the container to a host path through the mounts (the longest
 // matching container path wins). Paths that climb out of a mount resolve to nothing.
 func (v view) resolve(p string) (string, bool) {
 	p = path.Clean("/" + p)
-	best := -1
+	best, bestLen := -1, -1
 	for i, m := range v.mounts {
 		cp := path.Clean("/" + m.GetContainerPath())
-		if (p == cp || strings.HasPrefix(p, strings.TrimSuffix(cp, "/")+"/")) && (best < 0 || len(cp) > len(v.mounts[best].GetContainerPath())) {
-			best = i
+		if (p == cp || strings.HasPrefix(p, strings.TrimSuffix(cp, "/")+"/")) && len(cp) > bestLen {
+			best, bestLen = i, len(cp)
 		}
 	}
 	if best < 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,7 +101,8 @@ func TestBadInputsExitWithAClearMessage(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"--root-dir", t.TempDir(), "--hostname-override", "e2e-bad-input", "--node-ip", "127.0.0.1"}, tc.args...)
+			args := append([]string{"--root-dir", t.TempDir(), "--hostname-override", "e2e-bad-input", "--node-ip", "127.0.0.1",
+				"--address", "127.0.0.1", "--port", strconv.Itoa(framework.FreePort(t))}, tc.args...)
 			code, out := framework.RunToExit(t, 2*time.Minute, minikubelet, args...)
 			if code != 1 {
 				t.Fatalf("exit code %d, want 1; output:\n%s", code, out)
@@ -156,7 +158,7 @@ func TestBootstrapCSRNotApprovedOrDenied(t *testing.T) {
 		const name = "e2e-unapproved"
 		t.Cleanup(func() { deleteNodeArtifacts(t, name) })
 		code, out := framework.RunToExit(t, 2*time.Minute, minikubelet, "--root-dir", t.TempDir(), "--hostname-override", name,
-			"--node-ip", "127.0.0.1", "--bootstrap-kubeconfig", boot, "--bootstrap-timeout", "3s")
+			"--node-ip", "127.0.0.1", "--address", "127.0.0.1", "--port", strconv.Itoa(framework.FreePort(t)), "--bootstrap-kubeconfig", boot, "--bootstrap-timeout", "3s")
 		if code != 1 {
 			t.Fatalf("exit code %d, want 1:\n%s", code, out)
 		}
@@ -176,7 +178,7 @@ func TestBootstrapCSRNotApprovedOrDenied(t *testing.T) {
 		const name = "e2e-denied"
 		t.Cleanup(func() { deleteNodeArtifacts(t, name) })
 		kubelet := framework.StartProcess(t, minikubelet, "--root-dir", t.TempDir(), "--hostname-override", name,
-			"--node-ip", "127.0.0.1", "--bootstrap-kubeconfig", boot)
+			"--node-ip", "127.0.0.1", "--address", "127.0.0.1", "--port", strconv.Itoa(framework.FreePort(t)), "--bootstrap-kubeconfig", boot)
 		var csr certificatesv1.CertificateSigningRequest
 		framework.Eventually(t, time.Minute, "the kubelet's CSR", func() (bool, string) {
 			csrs := csrsFor(t, name)
