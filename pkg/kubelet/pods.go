@@ -316,7 +316,12 @@ func (p *pods) handlePodCleanups(ctx context.Context) error {
 	for _, pod := range p.manager.GetPods() {
 		desired[pod.UID] = true
 	}
-	states := p.workers.SyncKnownPods(desired)
+	states, restart := p.workers.SyncKnownPods(desired)
+	for _, uid := range restart {
+		if pod, ok := p.manager.GetPodByUID(uid); ok {
+			p.dispatch(pod, podworkers.SyncPodCreate)
+		}
+	}
 	keep := map[types.UID]bool{}
 	for uid := range desired {
 		keep[uid] = true

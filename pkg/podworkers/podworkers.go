@@ -91,11 +91,14 @@ type podStatus struct {
 	pod         *corev1.Pod // the latest desired pod
 	mirrorPod   *corev1.Pod
 	gracePeriod int64 // set when terminating starts; only ever shrinks
-	pending     *UpdatePodOptions
-	working     bool
-	nextSync    time.Time // when the pod is due for a resync (work queue)
-	lastSync    time.Time // when the last sync started: the next waits for a newer cache entry
-	notify      chan struct{}
+	// restartRequested: the pod was created again (same UID, e.g. a static pod's manifest put
+	// back) while this worker was stopping it; once finished, the worker is replaced.
+	restartRequested bool
+	pending          *UpdatePodOptions
+	working          bool
+	nextSync         time.Time // when the pod is due for a resync (work queue)
+	lastSync         time.Time // when the last sync started: the next waits for a newer cache entry
+	notify           chan struct{}
 }
 
 // PodWorkers runs one goroutine per pod UID. Create it with New.
@@ -172,6 +175,9 @@ func (p *PodWorkers) UpdatePod(update UpdatePodOptions) {
 		go p.workerLoop(uid, st)
 	}
 	st.pod, st.mirrorPod = update.Pod, update.MirrorPod
+	if update.UpdateType == SyncPodCreate && st.state != Syncing {
+		st.restartRequested = true
+	}
 	if next := nextState(st.state, update); next != st.state {
 		st.state = next
 		st.gracePeriod = gracePeriodFor(update.Pod, update.GracePeriodOverride)
@@ -295,13 +301,21 @@ func (p *PodWorkers) DuePods() []*corev1.Pod {
 
 // SyncKnownPods is housekeeping's call: pods no longer desired start terminating, and workers of
 // finished pods that are no longer desired are removed (their goroutine ends). It returns the
-// state of every pod that still has a worker.
-func (p *PodWorkers) SyncKnownPods(desired map[types.UID]bool) map[types.UID]State {
+// state of every pod that still has a worker, and the desired pods whose finished worker was
+// removed because they were created again meanwhile: the caller sends them a SyncPodCreate
+// (upstream: SyncKnownPods' restartRequested).
+func (p *PodWorkers) SyncKnownPods(desired map[types.UID]bool) (map[types.UID]State, []types.UID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := map[types.UID]State{}
+	var restart []types.UID
 	for uid, st := range p.pods {
 		switch {
+		case st.state == Finished && !st.working && st.restartRequested && desired[uid]:
+			delete(p.pods, uid)
+			close(st.notify)
+			restart = append(restart, uid)
+			continue
 		case desired[uid]:
 		case st.state == Finished && !st.working:
 			delete(p.pods, uid)
@@ -327,7 +341,7 @@ func (p *PodWorkers) SyncKnownPods(desired map[types.UID]bool) map[types.UID]Sta
 		}
 		out[uid] = st.state
 	}
-	return out
+	return out, restart
 }
 
 // State reports a pod's state and whether it has a worker.

@@ -142,11 +142,11 @@ func TestLifecycleSyncTerminateRemove(t *testing.T) {
 		t.Errorf("killed with grace %d, want the deletion grace 5", r.grace[0])
 	}
 	// Still desired (the API object is not gone yet): the worker stays.
-	w.SyncKnownPods(map[types.UID]bool{"a": true})
+	_, _ = w.SyncKnownPods(map[types.UID]bool{"a": true})
 	if w.Count() != 1 {
 		t.Fatal("a desired finished pod lost its worker")
 	}
-	w.SyncKnownPods(map[types.UID]bool{})
+	_, _ = w.SyncKnownPods(map[types.UID]bool{})
 	if w.Count() != 0 {
 		t.Errorf("%d workers after housekeeping, want 0", w.Count())
 	}
@@ -168,12 +168,12 @@ func TestNotDesiredPodIsTerminated(t *testing.T) {
 	w, _ := newWorkers(t, r)
 	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("c", "1")})
 	expect(t, r, "sync:create:1")
-	if states := w.SyncKnownPods(map[types.UID]bool{}); states["c"] != Terminating {
+	if states, _ := w.SyncKnownPods(map[types.UID]bool{}); states["c"] != Terminating {
 		t.Errorf("state after housekeeping = %v, want terminating", states["c"])
 	}
 	expect(t, r, "terminating", "terminated")
 	waitState(t, w, "c", Finished)
-	w.SyncKnownPods(map[types.UID]bool{})
+	_, _ = w.SyncKnownPods(map[types.UID]bool{})
 	if w.Count() != 0 {
 		t.Errorf("worker not removed")
 	}
@@ -315,11 +315,33 @@ func TestFailedTerminationOfRemovedPodIsRetried(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	clk.Step(10 * time.Second)
-	w.SyncKnownPods(map[types.UID]bool{})
+	_, _ = w.SyncKnownPods(map[types.UID]bool{})
 	expect(t, r, "terminating", "terminated")
 	waitState(t, w, "h", Finished)
-	w.SyncKnownPods(map[types.UID]bool{})
+	_, _ = w.SyncKnownPods(map[types.UID]bool{})
 	if w.Count() != 0 {
 		t.Errorf("worker not removed after the retried termination")
 	}
+}
+
+// Upstream restartRequested: a pod created again (same UID — a static pod's manifest put back)
+// while its worker is stopping it gets a new worker once the old one has finished.
+func TestCreateWhileTerminatingRestarts(t *testing.T) {
+	r := newRecorder()
+	w, _ := newWorkers(t, r)
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("s", "1")})
+	expect(t, r, "sync:create:1")
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodKill, Pod: pod("s", "1")})
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("s", "2")})
+	expect(t, r, "terminating", "terminated")
+	waitState(t, w, "s", Finished)
+	_, restart := w.SyncKnownPods(map[types.UID]bool{"s": true})
+	if len(restart) != 1 || restart[0] != "s" {
+		t.Fatalf("restart = %v, want [s]", restart)
+	}
+	if _, ok := w.State("s"); ok {
+		t.Fatal("the finished worker was kept")
+	}
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("s", "2")})
+	expect(t, r, "sync:create:2")
 }
