@@ -59,18 +59,28 @@ func parseStreamOptions(query url.Values) (streamOptions, error) {
 	return o, nil
 }
 
-// getExec serves /exec/{namespace}/{pod}[/{uid}]/{container}?command=…&stdin=1…: ask the
-// runtime for a streaming URL with CRI Exec, then proxy the upgraded connection to it.
-func (s *Server) getExec(w http.ResponseWriter, r *http.Request) {
+// containerStream is the common front of exec and attach: the target container, resolved to its
+// CRI ID, and the stream options. On a problem it has already answered and returns ok=false.
+func (s *Server) containerStream(w http.ResponseWriter, r *http.Request) (containerID string, opts streamOptions, ok bool) {
 	t := streamTargetFrom(r)
 	opts, err := parseStreamOptions(r.URL.Query())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return "", opts, false
 	}
-	containerID, _, err := s.cfg.Host.ResolveContainer(t.namespace, t.pod, t.uid, t.container)
+	containerID, _, err = s.cfg.Host.ResolveContainer(t.namespace, t.pod, t.uid, t.container)
 	if err != nil {
 		writeHostError(w, err)
+		return "", opts, false
+	}
+	return containerID, opts, true
+}
+
+// getExec serves /exec/{namespace}/{pod}[/{uid}]/{container}?command=…&input=1…: ask the
+// runtime for a streaming URL with CRI Exec, then proxy the upgraded connection to it.
+func (s *Server) getExec(w http.ResponseWriter, r *http.Request) {
+	containerID, opts, ok := s.containerStream(w, r)
+	if !ok {
 		return
 	}
 	resp, err := s.cfg.Streaming.Exec(r.Context(), &runtimeapi.ExecRequest{
@@ -90,15 +100,8 @@ func (s *Server) getExec(w http.ResponseWriter, r *http.Request) {
 
 // getAttach serves /attach/{namespace}/{pod}[/{uid}]/{container}, like getExec with CRI Attach.
 func (s *Server) getAttach(w http.ResponseWriter, r *http.Request) {
-	t := streamTargetFrom(r)
-	opts, err := parseStreamOptions(r.URL.Query())
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	containerID, _, err := s.cfg.Host.ResolveContainer(t.namespace, t.pod, t.uid, t.container)
-	if err != nil {
-		writeHostError(w, err)
+	containerID, opts, ok := s.containerStream(w, r)
+	if !ok {
 		return
 	}
 	resp, err := s.cfg.Streaming.Attach(r.Context(), &runtimeapi.AttachRequest{

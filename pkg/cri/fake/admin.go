@@ -83,14 +83,14 @@ func (r *Runtime) Snapshot() State {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := State{Sandboxes: []SandboxState{}, Containers: []ContainerState{}, Images: []string{}}
-	for _, s := range sortedValues(r.sandboxes, func(s *sandbox) uint64 { return s.seq }) {
+	for _, s := range r.sandboxesLocked() {
 		ss := SandboxState{ID: s.id, Name: s.config.GetMetadata().GetName(), Namespace: s.config.GetMetadata().GetNamespace(), State: s.state.String()}
 		if s.ip.IsValid() {
 			ss.IP = s.ip.String()
 		}
 		st.Sandboxes = append(st.Sandboxes, ss)
 	}
-	for _, c := range sortedValues(r.containers, func(c *container) uint64 { return c.seq }) {
+	for _, c := range r.containersLocked() {
 		st.Containers = append(st.Containers, ContainerState{
 			ID: c.id, SandboxID: c.sandboxID, Name: c.config.GetMetadata().GetName(),
 			Attempt: c.config.GetMetadata().GetAttempt(), State: c.state.String(), ExitCode: c.exitCode,

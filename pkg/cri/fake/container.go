@@ -357,7 +357,7 @@ func (r *Runtime) listContainers(f *runtimeapi.ContainerFilter) []*runtimeapi.Co
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var items []*runtimeapi.Container
-	for _, c := range sortedValues(r.containers, func(c *container) uint64 { return c.seq }) {
+	for _, c := range r.containersLocked() {
 		if matchContainer(f, c.id, c.sandboxID, c.state, c.config.GetLabels()) {
 			items = append(items, c.toContainer())
 		}
@@ -391,7 +391,7 @@ func (r *Runtime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerSt
 // containerStatusesLocked returns the statuses of a sandbox's containers.
 func (r *Runtime) containerStatusesLocked(sandboxID string) []*runtimeapi.ContainerStatus {
 	var out []*runtimeapi.ContainerStatus
-	for _, c := range sortedValues(r.containers, func(c *container) uint64 { return c.seq }) {
+	for _, c := range r.containersLocked() {
 		if c.sandboxID == sandboxID {
 			out = append(out, c.toStatus())
 		}

@@ -93,6 +93,16 @@ func sortedValues[T any](m map[string]T, seq func(T) uint64) []T {
 	return values
 }
 
+// containersLocked returns every container in creation order. Callers hold r.mu.
+func (r *Runtime) containersLocked() []*container {
+	return sortedValues(r.containers, func(c *container) uint64 { return c.seq })
+}
+
+// sandboxesLocked returns every sandbox in creation order. Callers hold r.mu.
+func (r *Runtime) sandboxesLocked() []*sandbox {
+	return sortedValues(r.sandboxes, func(s *sandbox) uint64 { return s.seq })
+}
+
 // sendInPages sends items in messages of at most pageSize, at least one message per item.
 func sendInPages[T any](items []T, send func([]T) error) error {
 	for len(items) > 0 {

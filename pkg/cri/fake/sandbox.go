@@ -228,7 +228,7 @@ func (r *Runtime) listSandboxes(f *runtimeapi.PodSandboxFilter) []*runtimeapi.Po
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var items []*runtimeapi.PodSandbox
-	for _, s := range sortedValues(r.sandboxes, func(s *sandbox) uint64 { return s.seq }) {
+	for _, s := range r.sandboxesLocked() {
 		if matchSandbox(f, s.id, s.state, s.config.GetLabels()) {
 			items = append(items, s.toPodSandbox())
 		}

@@ -80,7 +80,7 @@ func (r *Runtime) sandboxStatsLocked(s *sandbox, now time.Time) *runtimeapi.PodS
 	ts := now.UnixNano()
 	var cores, cpuSeconds, workingSet, processes uint64
 	linux := &runtimeapi.LinuxPodSandboxStats{}
-	for _, c := range sortedValues(r.containers, func(c *container) uint64 { return c.seq }) {
+	for _, c := range r.containersLocked() {
 		if c.sandboxID != s.id {
 			continue
 		}
@@ -145,7 +145,7 @@ func (r *Runtime) listContainerStats(f *runtimeapi.ContainerStatsFilter) []*runt
 	now := r.clock.Now()
 	filter := &runtimeapi.ContainerFilter{Id: f.GetId(), PodSandboxId: f.GetPodSandboxId(), LabelSelector: f.GetLabelSelector()}
 	var out []*runtimeapi.ContainerStats
-	for _, c := range sortedValues(r.containers, func(c *container) uint64 { return c.seq }) {
+	for _, c := range r.containersLocked() {
 		if matchContainer(filter, c.id, c.sandboxID, c.state, c.config.GetLabels()) {
 			out = append(out, r.containerStatsLocked(c, now))
 		}
@@ -182,7 +182,7 @@ func (r *Runtime) listSandboxStats(f *runtimeapi.PodSandboxStatsFilter) []*runti
 	now := r.clock.Now()
 	filter := &runtimeapi.PodSandboxFilter{Id: f.GetId(), LabelSelector: f.GetLabelSelector()}
 	var out []*runtimeapi.PodSandboxStats
-	for _, s := range sortedValues(r.sandboxes, func(s *sandbox) uint64 { return s.seq }) {
+	for _, s := range r.sandboxesLocked() {
 		if matchSandbox(filter, s.id, s.state, s.config.GetLabels()) {
 			out = append(out, r.sandboxStatsLocked(s, now))
 		}
