@@ -78,7 +78,17 @@ func TestKubectlExecLogsPortForward(t *testing.T) {
 		t.Errorf("kubectl exec -- sh -c 'exit 3': exit %d, want 3; %q", code, out)
 	}
 	script := fmt.Sprintf("%s --kubeconfig %s -n %s exec -it shell -- echo from-a-tty", cluster.Kubectl, cluster.AdminKubeconfig, ns)
-	ttyOut, err := exec.Command("script", "-qec", script, "/dev/null").CombinedOutput()
+	// script forwards its stdin to the pty and ends at its EOF; CI runs with no stdin at all, so
+	// give it a pipe that stays open while the command runs.
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttyCmd := exec.Command("script", "-qec", script, "/dev/null")
+	ttyCmd.Stdin = stdinR
+	ttyOut, err := ttyCmd.CombinedOutput()
+	stdinW.Close()
+	stdinR.Close()
 	if err != nil || !strings.Contains(string(ttyOut), "from-a-tty\r\n") {
 		t.Errorf("kubectl exec -it under a pty: %v, %q", err, ttyOut)
 	}
