@@ -158,8 +158,8 @@ func TestKubectlExecLogsPortForward(t *testing.T) {
 	}
 
 	// (kubectl get --raw /api/v1/nodes/<node>/proxy/… is refused by the API server itself for a
-	// node whose address is loopback — "address not allowed" — so the e2e nodes, bound to
-	// 127.0.0.1, are checked on :10250 directly in TestKubeletAPIAuth.)
+	// node whose address is loopback — "address not allowed" — so it is tested in test/e2e/proxy,
+	// where the node has a non-loopback address in a private network namespace.)
 }
 
 // :10250 requires authentication and authorization: no credentials → 401; a user the cluster
