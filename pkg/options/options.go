@@ -33,6 +33,7 @@ type Flags struct {
 	BootstrapTimeout   time.Duration     // --bootstrap-timeout: how long to wait for the CSR to be issued
 	ClientCertDuration time.Duration     // --client-cert-duration: requested lifetime (CSR expirationSeconds)
 	NodeCapacity       map[string]string // --node-capacity cpu=4,memory=8Gi,…: fake machine size
+	DebugKeepalive     bool              // --debug-keepalive: a child renews the Lease while we sit at a breakpoint
 }
 
 // Options is everything `minikubelet` runs with once flags and file are merged and validated.
@@ -77,6 +78,7 @@ func AddFlags(fs *pflag.FlagSet) *Options {
 	fs.StringVar(&o.ConfigFile, "config", "", "KubeletConfiguration (kubelet.config.k8s.io/v1beta1) file; flags given on the command line override it")
 	fs.DurationVar(&o.BootstrapTimeout, "bootstrap-timeout", 5*time.Minute, "how long to wait for the bootstrap CSR to be approved and issued")
 	fs.DurationVar(&o.ClientCertDuration, "client-cert-duration", 0, "lifetime to request for client certificates (CSR expirationSeconds, at least 10m); 0 leaves it to the signer")
+	fs.BoolVar(&o.DebugKeepalive, "debug-keepalive", false, "start a lease-keeper child that renews the node Lease while minikubelet is stopped by a debugger (or SIGSTOP), so the node stays Ready; for debugging only")
 	fs.Var(cliflag.NewMapStringString(&o.NodeCapacity), "node-capacity", "report this capacity instead of the machine's, e.g. cpu=4,memory=8Gi,ephemeral-storage=100Gi (for fake nodes)")
 	o.Config = DefaultConfig()
 	configFlags(fs, &o.Config)

@@ -79,7 +79,7 @@ Flags follow the real kubelet's; a KubeletConfiguration file can be given with -
 		}
 		return run(ctx, opts)
 	}
-	cmd.AddCommand(newVersionCommand(), newFakeRuntimeCommand())
+	cmd.AddCommand(newVersionCommand(), newFakeRuntimeCommand(), newLeaseKeeperCommand())
 	return cmd
 }
 

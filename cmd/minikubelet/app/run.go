@@ -146,6 +146,11 @@ func run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return err
 	}
+	if o.DebugKeepalive {
+		if err := startLeaseKeeper(ctx, o.Kubeconfig, o.NodeName, time.Duration(cfg.NodeLeaseDurationSeconds)*time.Second); err != nil {
+			return err
+		}
+	}
 
 	// 9. Secret and ConfigMap managers (configMapAndSecretChangeDetectionStrategy: Get, Cache or Watch).
 	secrets, err := secretmanager.New(secretmanager.Config{
