@@ -14,7 +14,7 @@ LDFLAGS := -X github.com/minikubelet/minikubelet/pkg/version.gitVersion=$(GIT_VE
 CLUSTER_DIR ?= _output/cluster
 CLUSTER ?= local
 
-.PHONY: all build test test-unit test-fuzz test-e2e verify cluster-build cluster-up cluster-down cluster-status run debug clean
+.PHONY: all build test test-unit test-fuzz test-e2e verify cluster-build cluster-up cluster-down cluster-status run debug kind-up kind-down clean
 
 all: build
 
@@ -43,7 +43,8 @@ test-fuzz:
 test-e2e: cluster-build
 	go test -count=1 -timeout 60m ./test/e2e/...
 
-# verify: gofmt, go vet, golangci-lint (pinned in hack/tools/go.mod).
+# verify: gofmt, go vet, golangci-lint (pinned in hack/tools/go.mod), shellcheck, vm.yaml and the
+# kind scripts' offline tests.
 verify:
 	hack/verify-all.sh
 
@@ -74,6 +75,16 @@ run: build
 # debug: step through minikubelet with Delve (arrives with the debugging issue).
 debug:
 	@echo "make debug is not built yet: see the Delve issue. Meanwhile: dlv exec bin/minikubelet -- <flags of make run>"
+
+##@ kind (needs a Docker engine; not in CI)
+
+# kind-up: a kind cluster, a bootstrap token and _output/kind/bootstrap.kubeconfig; then make run CLUSTER=kind.
+kind-up:
+	hack/kind-up.sh
+
+# kind-down: delete the kind cluster and _output/kind.
+kind-down:
+	hack/kind-down.sh
 
 clean:
 	rm -rf bin _output

@@ -1,46 +1,91 @@
 #!/usr/bin/env bash
-# run.sh: what `make run` does. Brings the local control plane up if it is not running, then runs
-# bin/minikubelet in the foreground against its bootstrap kubeconfig, with its files under
-# _output/run. Ctrl-C stops minikubelet (the control plane keeps running; `make cluster-down`).
+# run.sh: what `make run` does: run bin/minikubelet in the foreground, joined to a cluster through
+# its bootstrap kubeconfig. Ctrl-C stops minikubelet; the cluster keeps running.
 #
-# Environment: CLUSTER (local; kind comes later), CLUSTER_DIR (_output/cluster), NODE_NAME
-# (default: the hostname), ROOT_DIR (_output/run), KUBELET_ADDRESS (127.0.0.1: the local control
-# plane reaches the kubelet API on loopback), KUBELET_PORT (10250), extra flags in ARGS.
+#   CLUSTER=local (default)  brings the local control plane up if it is not running; files under
+#                            _output/run ('make cluster-down' stops the control plane)
+#   CLUSTER=kind             the kind cluster of hack/kind-up.sh (_output/kind/bootstrap.kubeconfig);
+#                            files under _output/kind/run ('hack/kind-down.sh' deletes the cluster)
+#
+# Environment: CLUSTER, CLUSTER_DIR (_output/cluster), KIND_DIR (_output/kind), NODE_NAME (default:
+# the hostname), ROOT_DIR (_output/run, or _output/kind/run for kind), NODE_IP (local: 127.0.0.1;
+# kind: the host's address on Docker's kind network, recorded by hack/kind-up.sh), KUBELET_ADDRESS
+# (NODE_IP: where the API server reaches the kubelet API), KUBELET_PORT (10250), KUBECTL (kind:
+# kubectl from PATH), extra flags in ARGS, MINIKUBELET_CMD (bin/minikubelet; hack/debug.sh puts Delve
+# in front of it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CLUSTER=${CLUSTER:-local}
-CLUSTER_DIR=${CLUSTER_DIR:-_output/cluster}
-ROOT_DIR=${ROOT_DIR:-_output/run}
 NODE_NAME=${NODE_NAME:-$(hostname | tr '[:upper:]' '[:lower:]')}
 KUBELET_PORT=${KUBELET_PORT:-10250}
 
-if [[ $CLUSTER != local ]]; then
-  echo "CLUSTER=$CLUSTER is not supported yet (kind arrives with the kind/Lima issue); use CLUSTER=local" >&2
-  exit 1
-fi
-hack/cluster/up.sh up --state-dir "$CLUSTER_DIR" >/dev/null
-# A new control plane has a new CA and port: credentials from an earlier one cannot work. Start the
-# node afresh (a new TLS bootstrap) when the CA in its kubeconfig is not the cluster's.
+case $CLUSTER in
+  local)
+    CLUSTER_DIR=${CLUSTER_DIR:-_output/cluster}
+    ROOT_DIR=${ROOT_DIR:-_output/run}
+    NODE_IP=${NODE_IP:-127.0.0.1}
+    hack/cluster/up.sh up --state-dir "$CLUSTER_DIR" >/dev/null
+    bootstrap=$CLUSTER_DIR/bootstrap.kubeconfig
+    kubectl=$(hack/cluster/build.sh)/kubectl
+    admin=$(cd "$CLUSTER_DIR" && pwd)/admin.kubeconfig
+    what="Local control plane is up"
+    recreated="The local control plane was recreated"
+    stop="'make cluster-down' stops the control plane"
+    ;;
+  kind)
+    KIND_DIR=${KIND_DIR:-_output/kind}
+    ROOT_DIR=${ROOT_DIR:-$KIND_DIR/run}
+    bootstrap=$KIND_DIR/bootstrap.kubeconfig
+    if [[ ! -f $bootstrap ]]; then
+      echo "CLUSTER=kind: $bootstrap does not exist. Create the kind cluster and its bootstrap token first:" >&2
+      echo "  hack/kind-up.sh" >&2
+      exit 1
+    fi
+    if [[ -z ${NODE_IP:-} && -f $KIND_DIR/node-ip ]]; then NODE_IP=$(<"$KIND_DIR/node-ip"); fi
+    if [[ -z ${NODE_IP:-} ]]; then
+      echo "CLUSTER=kind: no node IP: $KIND_DIR/node-ip is missing. Run hack/kind-up.sh again, or set NODE_IP to" >&2
+      echo "an address of this host that the kind node's containers can reach." >&2
+      exit 1
+    fi
+    kubectl=${KUBECTL:-kubectl}
+    admin=$(cd "$KIND_DIR" && pwd)/admin.kubeconfig
+    if command -v "$kubectl" >/dev/null &&
+      ! "$kubectl" --kubeconfig "$admin" --request-timeout 10s get --raw /readyz >/dev/null 2>&1; then
+      echo "CLUSTER=kind: the kind cluster in $KIND_DIR does not answer. Is it running (docker ps)? Run hack/kind-up.sh" >&2
+      echo "to create it again (hack/kind-down.sh first if it is broken)." >&2
+      exit 1
+    fi
+    what="The kind cluster is up"
+    recreated="The kind cluster was recreated"
+    stop="'hack/kind-down.sh' deletes the kind cluster"
+    ;;
+  *)
+    echo "CLUSTER=$CLUSTER is not supported: use CLUSTER=local (the default) or CLUSTER=kind" >&2
+    exit 1
+    ;;
+esac
+
+# A new cluster has a new CA (and port): credentials from an earlier one cannot work. Start the node
+# afresh (a new TLS bootstrap) when the CA in its kubeconfig is not the cluster's.
 ca() { grep -m1 'certificate-authority-data' "$1" 2>/dev/null | awk '{print $2}'; }
-if [[ -f $ROOT_DIR/kubeconfig && "$(ca "$ROOT_DIR/kubeconfig")" != "$(ca "$CLUSTER_DIR/bootstrap.kubeconfig")" ]]; then
-  echo "The local control plane was recreated since $ROOT_DIR was used; removing it to join afresh." >&2
+if [[ -f $ROOT_DIR/kubeconfig && "$(ca "$ROOT_DIR/kubeconfig")" != "$(ca "$bootstrap")" ]]; then
+  echo "$recreated since $ROOT_DIR was used; removing it to join afresh." >&2
   rm -rf "$ROOT_DIR"
 fi
-kubectl=$(hack/cluster/build.sh)/kubectl
-admin=$(cd "$CLUSTER_DIR" && pwd)/admin.kubeconfig
 cat <<MSG
-Local control plane is up. minikubelet joins it as node "$NODE_NAME" (files in $ROOT_DIR).
+$what. minikubelet joins it as node "$NODE_NAME" (files in $ROOT_DIR).
 In another terminal:
   $kubectl --kubeconfig $admin get nodes
   $kubectl --kubeconfig $admin describe node $NODE_NAME
-Ctrl-C stops minikubelet; 'make cluster-down' stops the control plane.
+Ctrl-C stops minikubelet; $stop.
 
 MSG
-exec bin/minikubelet \
-  --bootstrap-kubeconfig "$CLUSTER_DIR/bootstrap.kubeconfig" \
+# shellcheck disable=SC2086 # MINIKUBELET_CMD and ARGS hold several words: split on purpose
+exec ${MINIKUBELET_CMD:-bin/minikubelet} \
+  --bootstrap-kubeconfig "$bootstrap" \
   --root-dir "$ROOT_DIR" \
   --hostname-override "$NODE_NAME" \
-  --node-ip 127.0.0.1 \
-  --address "${KUBELET_ADDRESS:-127.0.0.1}" \
+  --node-ip "$NODE_IP" \
+  --address "${KUBELET_ADDRESS:-$NODE_IP}" \
   --port "$KUBELET_PORT" \
   ${ARGS:-}
