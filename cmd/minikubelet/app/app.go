@@ -80,6 +80,7 @@ Flags follow the real kubelet's; a KubeletConfiguration file can be given with -
 		return run(ctx, opts)
 	}
 	cmd.AddCommand(newVersionCommand(), newFakeRuntimeCommand(), newLeaseKeeperCommand())
+	cmd.AddCommand(newDoctorCommand())
 	return cmd
 }
 
