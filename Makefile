@@ -72,9 +72,11 @@ cluster-status:
 run: build
 	CLUSTER=$(CLUSTER) CLUSTER_DIR=$(CLUSTER_DIR) hack/run.sh
 
-# debug: step through minikubelet with Delve (arrives with the debugging issue).
+# debug: minikubelet built for Delve (-gcflags=all=-N -l), run like `make run` but under a headless
+# dlv on 127.0.0.1:$(DLV_PORT) (with --debug-keepalive), waiting for a debugger; it prints how to attach.
+DLV_PORT ?= 2345
 debug:
-	@echo "make debug is not built yet: see the Delve issue. Meanwhile: dlv exec bin/minikubelet -- <flags of make run>"
+	CLUSTER=$(CLUSTER) CLUSTER_DIR=$(CLUSTER_DIR) DLV_PORT=$(DLV_PORT) LDFLAGS="$(LDFLAGS)" hack/debug.sh
 
 ##@ kind (needs a Docker engine; not in CI)
 
