@@ -66,7 +66,7 @@ func LoadOrBootstrap(ctx context.Context, cfg Config) (*rest.Config, error) {
 		return nil, err
 	}
 	logger := klog.FromContext(ctx)
-	st := store{certDir: cfg.CertDir}
+	st := clientStore(cfg.CertDir)
 
 	restCfg, reason := loadValidKubeconfig(cfg.Kubeconfig, cfg.Clock.Now())
 	if restCfg != nil {
@@ -173,9 +173,34 @@ func loadBootstrapKubeconfig(path string) (string, []byte, *rest.Config, error) 
 	return restCfg.Host, caData, restCfg, nil
 }
 
-// requestClientCert generates a new ECDSA P-256 key, requests a node client certificate for it and
-// waits until the CSR is issued. who names the credential making the request, for error messages.
+// certRequest is what one CSR asks for.
+type certRequest struct {
+	template *x509.CertificateRequest // subject and SANs
+	signer   string
+	usages   []certificatesv1.KeyUsage
+	duration time.Duration // expirationSeconds; 0 leaves it to the signer
+	who      string        // the credential making the request, for error messages
+}
+
+// requestClientCert asks for a node client certificate. Its subject and usages are exactly what
+// kcm's csrapprover auto-approves for kubelet client certificates.
 func requestClientCert(ctx context.Context, client kubernetes.Interface, nodeName string, duration, timeout time.Duration, who string) (certPEM, keyPEM []byte, err error) {
+	return requestCert(ctx, client, certRequest{
+		template: &x509.CertificateRequest{Subject: nodeSubject(nodeName)},
+		signer:   certificatesv1.KubeAPIServerClientKubeletSignerName,
+		usages:   []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
+		duration: duration,
+		who:      who,
+	}, timeout)
+}
+
+func nodeSubject(nodeName string) pkix.Name {
+	return pkix.Name{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}}
+}
+
+// requestCert generates a new ECDSA P-256 key, requests a certificate for it and waits until the
+// CSR is issued.
+func requestCert(ctx context.Context, client kubernetes.Interface, req certRequest, timeout time.Duration) (certPEM, keyPEM []byte, err error) {
 	logger := klog.FromContext(ctx)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -185,23 +210,27 @@ func requestClientCert(ctx context.Context, client kubernetes.Interface, nodeNam
 	if err != nil {
 		return nil, nil, err
 	}
-	tmpl := &x509.CertificateRequest{Subject: pkix.Name{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}}}
-	csrDER, err := x509.CreateCertificateRequest(rand.Reader, tmpl, key)
+	csrDER, err := x509.CreateCertificateRequest(rand.Reader, req.template, key)
 	if err != nil {
 		return nil, nil, err
 	}
 	var requested *time.Duration
-	if duration > 0 {
-		requested = &duration
+	if req.duration > 0 {
+		requested = &req.duration
 	}
-	// These usages are exactly what kcm's csrapprover accepts for kubelet client certificates.
-	usages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
 	name, uid, err := csr.RequestCertificateWithContext(ctx, client, encodePEM("CERTIFICATE REQUEST", csrDER), "",
-		certificatesv1.KubeAPIServerClientKubeletSignerName, requested, usages, key)
+		req.signer, requested, req.usages, key)
 	if err != nil {
-		return nil, nil, explainCreateError(err, who)
+		return nil, nil, explainCreateError(err, req.who)
 	}
-	logger.Info("Created a certificate signing request, waiting for it to be approved and issued", "csr", name, "timeout", timeout)
+	if req.signer == certificatesv1.KubeletServingSignerName {
+		// Nothing in Kubernetes approves serving certificates: a node could otherwise claim any
+		// name or IP. An admin (or a controller they trust) must check the SANs and approve.
+		logger.Info("Created a serving certificate signing request; it is NOT approved automatically. Check its names and IPs, then approve it: kubectl certificate approve "+name,
+			"csr", name, "timeout", timeout)
+	} else {
+		logger.Info("Created a certificate signing request, waiting for it to be approved and issued", "csr", name, "timeout", timeout)
+	}
 
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -242,7 +271,7 @@ func explainWaitError(ctx context.Context, client kubernetes.Interface, name str
 			}
 		}
 		if len(obj.Status.Conditions) == 0 {
-			return fmt.Errorf("certificate signing request %s was not approved within %s (--bootstrap-timeout); approve it with: kubectl certificate approve %s", name, timeout, name)
+			return fmt.Errorf("certificate signing request %s was not approved within %s; approve it with: kubectl certificate approve %s", name, timeout, name)
 		}
 	}
 	return fmt.Errorf("wait for certificate signing request %s to be issued: %w", name, err)

@@ -58,7 +58,7 @@ func selfSigned(t *testing.T, notBefore, notAfter time.Time) (certPEM, keyPEM []
 // a kubeconfig pointing at the symlink is reused while the cert is valid, refused once expired.
 func TestStoreAndKubeconfigReuse(t *testing.T) {
 	dir := t.TempDir()
-	st := store{certDir: filepath.Join(dir, "pki")}
+	st := clientStore(filepath.Join(dir, "pki"))
 	now := time.Now()
 	certPEM, keyPEM := selfSigned(t, now.Add(-time.Hour), now.Add(time.Hour))
 	path, err := st.update(certPEM, keyPEM, now)
@@ -102,10 +102,10 @@ func TestStoreAndKubeconfigReuse(t *testing.T) {
 }
 
 func TestCheckWritable(t *testing.T) {
-	if err := (store{certDir: "/proc/minikubelet-test"}).checkWritable(); err == nil || !strings.Contains(err.Error(), "--cert-dir") {
+	if err := (clientStore("/proc/minikubelet-test")).checkWritable(); err == nil || !strings.Contains(err.Error(), "--cert-dir") {
 		t.Errorf("unwritable cert dir: %v", err)
 	}
-	if err := (store{certDir: filepath.Join(t.TempDir(), "a", "b")}).checkWritable(); err != nil {
+	if err := (clientStore(filepath.Join(t.TempDir(), "a", "b"))).checkWritable(); err != nil {
 		t.Error(err)
 	}
 }

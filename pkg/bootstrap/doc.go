@@ -23,6 +23,12 @@
 //
 // Invariants: TLS verification is never switched off (a bootstrap kubeconfig without a CA, or
 // with insecure-skip-tls-verify, is refused); keys are written 0600 and atomically.
-// Simplified: no serving certificate yet, and the private key is not kept across a CSR that is
+// With serverTLSBootstrap, ServingCert does the same for the kubelet API's serving certificate:
+// a CSR to the kubernetes.io/kubelet-serving signer (subject system:node:<name>, the node's name
+// and IP as SANs, usages digital signature + server auth), which nothing approves automatically —
+// an admin runs kubectl certificate approve — stored as kubelet-server-<ts>.pem with a
+// kubelet-server-current.pem link, served through tls.Config.GetCertificate, rotated at 70–90%.
+//
+// Simplified: the private key is not kept across a CSR that is
 // still pending when the kubelet restarts (a restart simply makes a new CSR).
 package bootstrap

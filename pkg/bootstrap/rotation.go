@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"math/rand/v2"
 	"time"
 
@@ -36,6 +37,13 @@ type RotatorConfig struct {
 type Rotator struct {
 	cfg   RotatorConfig
 	store store
+	// what is "client" or "serving", for log lines.
+	what string
+	// request asks for a new certificate (a CSR) and waits until it is issued.
+	request func(ctx context.Context) (certPEM, keyPEM []byte, err error)
+	// missingIsDue: no certificate yet means "request one now" (serving), not an error (client:
+	// TLS bootstrap always writes one first).
+	missingIsDue bool
 }
 
 // NewRotator validates cfg and fills its defaults.
@@ -55,7 +63,11 @@ func NewRotator(cfg RotatorConfig) (*Rotator, error) {
 	if cfg.OnRotate == nil {
 		cfg.OnRotate = func() {}
 	}
-	return &Rotator{cfg: cfg, store: store{certDir: cfg.CertDir}}, nil
+	r := &Rotator{cfg: cfg, store: clientStore(cfg.CertDir), what: "client"}
+	r.request = func(ctx context.Context) ([]byte, []byte, error) {
+		return requestClientCert(ctx, cfg.Client, cfg.NodeName, cfg.CertDuration, cfg.Timeout, "the node's current client certificate")
+	}
+	return r, nil
 }
 
 // nextRotationDeadline is when to rotate a certificate valid from notBefore to notAfter: after
@@ -87,7 +99,7 @@ func (r *Rotator) Run(ctx context.Context) {
 		wait, err := r.rotateIfDue(ctx)
 		if err != nil {
 			backoff = retryBackoff(backoff)
-			logger.Error(err, "Client certificate rotation failed; will retry", "retryIn", backoff)
+			logger.Error(err, "Certificate rotation failed; will retry", "certificate", r.what, "retryIn", backoff)
 			wait = backoff
 		} else {
 			backoff = 0
@@ -104,19 +116,23 @@ func (r *Rotator) Run(ctx context.Context) {
 // (jittered) deadline, request a new one and swap it in. It returns how long to wait until the
 // next check.
 func (r *Rotator) rotateIfDue(ctx context.Context) (time.Duration, error) {
-	logger := klog.FromContext(ctx)
+	logger := klog.FromContext(ctx).WithValues("certificate", r.what)
 	cert, err := r.store.current()
-	if err != nil {
+	switch {
+	case err != nil && r.missingIsDue && errors.Is(err, fs.ErrNotExist):
+		logger.Info("No certificate yet; requesting one")
+	case err != nil:
 		return 0, err
+	default:
+		now := r.cfg.Clock.Now()
+		deadline := nextRotationDeadline(cert.NotBefore, cert.NotAfter, r.cfg.Jitter())
+		if now.Before(deadline) {
+			logger.V(2).Info("Certificate rotation scheduled", "expiration", cert.NotAfter, "rotationDeadline", deadline)
+			return deadline.Sub(now), nil
+		}
+		logger.Info("Rotating the certificate", "expiration", cert.NotAfter)
 	}
-	now := r.cfg.Clock.Now()
-	deadline := nextRotationDeadline(cert.NotBefore, cert.NotAfter, r.cfg.Jitter())
-	if now.Before(deadline) {
-		logger.V(2).Info("Client certificate rotation scheduled", "expiration", cert.NotAfter, "rotationDeadline", deadline)
-		return deadline.Sub(now), nil
-	}
-	logger.Info("Rotating the client certificate", "expiration", cert.NotAfter)
-	certPEM, keyPEM, err := requestClientCert(ctx, r.cfg.Client, r.cfg.NodeName, r.cfg.CertDuration, r.cfg.Timeout, "the node's current client certificate")
+	certPEM, keyPEM, err := r.request(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -125,7 +141,7 @@ func (r *Rotator) rotateIfDue(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	r.cfg.OnRotate()
-	logger.Info("Rotated the client certificate", "path", path)
+	logger.Info("Rotated the certificate", "path", path)
 	// Check the new certificate after a pause: if the signer issued one that is already due
 	// (a short-lived CA, a clock ahead), do not ask for certificates back to back.
 	return minRotationPause, nil

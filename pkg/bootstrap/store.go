@@ -11,19 +11,22 @@ import (
 )
 
 const (
-	clientPrefix      = "kubelet-client"
-	currentClientFile = clientPrefix + "-current.pem"
+	clientPrefix  = "kubelet-client"
+	servingPrefix = "kubelet-server"
 )
 
-// store keeps client certificates in certDir the way upstream's file store does:
+// store keeps certificates in certDir the way upstream's file store does (prefix kubelet-client for
+// the client certificate, kubelet-server for a CSR-issued serving certificate):
 //
 //	kubelet-client-2026-11-21-23-59-01.pem   cert and key in one PEM file, 0600
 //	kubelet-client-current.pem -> kubelet-client-2026-11-21-23-59-01.pem
 //
 // The kubeconfig points at the symlink, so a rotation is one atomic rename of the link.
-type store struct{ certDir string }
+type store struct{ certDir, prefix string }
 
-func (s store) currentPath() string { return filepath.Join(s.certDir, currentClientFile) }
+func clientStore(certDir string) store { return store{certDir: certDir, prefix: clientPrefix} }
+
+func (s store) currentPath() string { return filepath.Join(s.certDir, s.prefix+"-current.pem") }
 
 // current loads the current certificate (checked against its key).
 func (s store) current() (*x509.Certificate, error) {
@@ -63,7 +66,7 @@ func (s store) update(certPEM, keyPEM []byte, now time.Time) (string, error) {
 	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
 		return "", fmt.Errorf("the issued certificate does not match our key: %w", err)
 	}
-	name := fmt.Sprintf("%s-%s.pem", clientPrefix, now.UTC().Format("2006-01-02-15-04-05"))
+	name := fmt.Sprintf("%s-%s.pem", s.prefix, now.UTC().Format("2006-01-02-15-04-05"))
 	path := filepath.Join(s.certDir, name)
 	data := append(append([]byte{}, certPEM...), keyPEM...)
 	if err := writeFileAtomic(path, data, 0o600); err != nil {

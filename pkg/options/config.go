@@ -91,7 +91,7 @@ var implementedFields = map[string]bool{
 	"apiVersion": true, "kind": true,
 	"address": true, "port": true, "maxPods": true, "staticPodPath": true,
 	"nodeStatusUpdateFrequency": true, "nodeStatusReportFrequency": true, "nodeLeaseDurationSeconds": true,
-	"runtimeRequestTimeout": true, "rotateCertificates": true, "kubeAPIQPS": true, "kubeAPIBurst": true,
+	"runtimeRequestTimeout": true, "rotateCertificates": true, "serverTLSBootstrap": true, "kubeAPIQPS": true, "kubeAPIBurst": true,
 	"containerRuntimeEndpoint": true, "podLogsDir": true, "syncFrequency": true, "fileCheckFrequency": true,
 	"configMapAndSecretChangeDetectionStrategy": true, "authentication": true, "authorization": true,
 }

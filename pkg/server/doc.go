@@ -43,8 +43,9 @@
 //   - /healthz answers "ok" without health checks.
 //   - No WebSocket-to-SPDY translation in the kubelet (ExtendWebSocketsToKubelet); the API server
 //     does it for us. The upgrade is passed through to the runtime unchanged.
-//   - The serving certificate is loaded once: no serverTLSBootstrap (CSR for a serving
-//     certificate) and no reload of TLSCertFile; the client CA file is reloaded while Run runs.
+//   - A self-signed or TLSCertFile serving certificate is loaded once (no reload); with
+//     serverTLSBootstrap, Config.GetCertificate serves the CSR-issued one, which rotates. The
+//     client CA file is reloaded while Run runs.
 //   - /run uses CRI ExecSync (Streaming.ExecSync) and needs the "cmd" parameter.
 //   - No request metrics or tracing filters.
 //

@@ -102,6 +102,11 @@ type Config struct {
 	// Hostnames and NodeIPs are extra subject alternative names of the self-signed certificate.
 	Hostnames []string
 	NodeIPs   []net.IP
+	// GetCertificate, if set, supplies the serving certificate for every handshake (serverTLSBootstrap:
+	// a CSR-issued certificate that rotates); TLSCertFile and the self-signed pair are then unused.
+	// It may fail until a certificate exists, failing those handshakes.
+	GetCertificate     func(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	GetCertificateFrom string // where GetCertificate's certificate lives, for the start-up log line
 
 	// ClientCAFile (authentication.x509.clientCAFile) or ClientCAData verify client certificates;
 	// the certificate's CN is the user and its O the groups. At most one of them. The file is
@@ -174,17 +179,22 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 
-	cert, info, err := servingCertificate(cfg)
-	if err != nil {
-		return nil, err
-	}
-	s.servingCert = info
 	s.tlsConfig = &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{cert},
+		MinVersion: tls.VersionTLS12,
 		// Request, do not require or verify: the x509 authenticator verifies the chain against
 		// the (reloadable) client CA, and token or anonymous requests carry no certificate.
 		ClientAuth: tls.RequestClientCert,
+	}
+	if cfg.GetCertificate != nil {
+		s.tlsConfig.GetCertificate = cfg.GetCertificate
+		s.servingCert = servingCertInfo{certFile: cfg.GetCertificateFrom}
+	} else {
+		cert, info, err := servingCertificate(cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.servingCert = info
+		s.tlsConfig.Certificates = []tls.Certificate{cert}
 	}
 
 	s.handler = s.withAuth(s.routes())

@@ -168,6 +168,43 @@ func run(ctx context.Context, o *options.Options) error {
 	if err != nil {
 		return err
 	}
+	// 11. The kubelet API on --address:--port, authenticated (x509 against the cluster CA,
+	// bearer tokens by TokenReview) and authorized (SubjectAccessReview), as upstream. With
+	// serverTLSBootstrap its certificate comes from a kubelet-serving CSR (approved by an admin)
+	// instead of being self-signed, and rotates.
+	var serving *bootstrap.ServingCert
+	if cfg.ServerTLSBootstrap {
+		serving, err = bootstrap.NewServingCert(bootstrap.ServingConfig{
+			Client: client, CertDir: o.CertDir, NodeName: o.NodeName, DNSNames: []string{o.NodeName}, IPs: []net.IP{nodeIP},
+		})
+		if err != nil {
+			return err
+		}
+	}
+	serverCfg := &server.Config{
+		Address:              cfg.Address,
+		Port:                 cfg.Port,
+		CertDir:              o.CertDir,
+		NodeName:             o.NodeName,
+		Hostnames:            []string{o.NodeName},
+		NodeIPs:              []net.IP{nodeIP},
+		ClientCAFile:         cfg.Authentication.X509.ClientCAFile,
+		ClientCAData:         clientCAData(cfg.Authentication.X509.ClientCAFile, restCfg.CAData, logger),
+		Anonymous:            *cfg.Authentication.Anonymous.Enabled,
+		WebhookAuthn:         *cfg.Authentication.Webhook.Enabled,
+		AuthnCacheTTL:        cfg.Authentication.Webhook.CacheTTL.Duration,
+		WebhookAuthz:         cfg.Authorization.Mode == kubeletconfig.KubeletAuthorizationModeWebhook,
+		AuthzAuthorizedTTL:   cfg.Authorization.Webhook.CacheAuthorizedTTL.Duration,
+		AuthzUnauthorizedTTL: cfg.Authorization.Webhook.CacheUnauthorizedTTL.Duration,
+		Client:               client,
+		Streaming:            cri.Runtime,
+		Metrics:              metricsRegistry,
+		Configz:              func() any { return cfg },
+	}
+	if serving != nil {
+		serverCfg.GetCertificate, serverCfg.GetCertificateFrom = serving.GetCertificate, serving.CurrentPath()
+		go serving.Run(ctx)
+	}
 	k, err := kubelet.New(kubelet.Config{
 		NodeStatus: status, Lease: heartbeat, Rotator: rotator, Recorder: recorder, NodeRef: status.NodeRef(),
 		Pods: &kubelet.PodConfig{
@@ -186,28 +223,7 @@ func run(ctx context.Context, o *options.Options) error {
 			ServerPort:         cfg.Port,
 			Metrics:            metricsRegistry,
 		},
-		// 11. The kubelet API on --address:--port, authenticated (x509 against the cluster CA,
-		// bearer tokens by TokenReview) and authorized (SubjectAccessReview), as upstream.
-		Server: &server.Config{
-			Address:              cfg.Address,
-			Port:                 cfg.Port,
-			CertDir:              o.CertDir,
-			NodeName:             o.NodeName,
-			Hostnames:            []string{o.NodeName},
-			NodeIPs:              []net.IP{nodeIP},
-			ClientCAFile:         cfg.Authentication.X509.ClientCAFile,
-			ClientCAData:         clientCAData(cfg.Authentication.X509.ClientCAFile, restCfg.CAData, logger),
-			Anonymous:            *cfg.Authentication.Anonymous.Enabled,
-			WebhookAuthn:         *cfg.Authentication.Webhook.Enabled,
-			AuthnCacheTTL:        cfg.Authentication.Webhook.CacheTTL.Duration,
-			WebhookAuthz:         cfg.Authorization.Mode == kubeletconfig.KubeletAuthorizationModeWebhook,
-			AuthzAuthorizedTTL:   cfg.Authorization.Webhook.CacheAuthorizedTTL.Duration,
-			AuthzUnauthorizedTTL: cfg.Authorization.Webhook.CacheUnauthorizedTTL.Duration,
-			Client:               client,
-			Streaming:            cri.Runtime,
-			Metrics:              metricsRegistry,
-			Configz:              func() any { return cfg },
-		},
+		Server: serverCfg,
 	})
 	if err != nil {
 		return err

@@ -67,6 +67,7 @@ func currentCert(t *testing.T, certDir string) (*x509.Certificate, string) {
 // renewed with the node's own identity (auto-approved as selfnodeclient), swapped in without a
 // restart, and the node keeps heartbeating past the old certificate's expiry.
 func TestClientCertificateRotatesBeforeExpiry(t *testing.T) {
+	t.Parallel()
 	const name = "e2e-rotating-node"
 	ctx := context.Background()
 	rootDir := t.TempDir()
