@@ -17,6 +17,8 @@
 //	    log <pod-logs-dir>/<ns>_<name>_<uid>/<container>/<restart>.log) → StartContainer
 //
 // Containers are mapped back to pods only through their labels, so a restarted kubelet adopts
-// what is running. Stopping or removing what is already gone is success, as CRI says.
+// what is running. Stopping or removing what is already gone is success, as CRI says (containerd
+// 1.6 answers NotFound for an ID it does not know; 1.7+ answers OK). A host-network sandbox gets
+// no hostname: it shares the node's UTS namespace, where runc cannot set one.
 // Simplified: no init or sidecar containers, probes, resize, or env from Secrets/ConfigMaps yet.
 package kuberuntime

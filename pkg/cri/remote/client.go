@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
@@ -55,6 +56,7 @@ func Dial(ctx context.Context, endpoint string, timeout time.Duration) (*Client,
 	conn, err := grpc.NewClient("unix://"+path,
 		grpc.WithTransportCredentials(insecure.NewCredentials()), // a local unix socket: no TLS
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMsgSize), grpc.MaxCallSendMsgSize(MaxMsgSize)),
+		grpc.WithConnectParams(reconnectParams()),
 		grpc.WithChainUnaryInterceptor(timeoutInterceptor(timeout)),
 	)
 	if err != nil {
@@ -125,6 +127,17 @@ func socketPath(endpoint string) (string, error) {
 		return "", fmt.Errorf("CRI endpoint %q: %w", endpoint, err)
 	}
 	return abs, nil
+}
+
+// reconnectParams make the one connection the kubelet keeps come back soon after the runtime
+// does (a containerd restart or upgrade): retry after 100 ms, backing off to 3 s at most, each
+// attempt given 5 s, as k8s.io/cri-client does. gRPC's default backs off to 120 s, which would
+// keep the node NotReady for up to two minutes after the runtime is back.
+func reconnectParams() grpc.ConnectParams {
+	p := grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: 5 * time.Second}
+	p.Backoff.BaseDelay = 100 * time.Millisecond
+	p.Backoff.MaxDelay = 3 * time.Second
+	return p
 }
 
 // timeoutInterceptor bounds each unary call by timeout unless ctx already ends sooner.

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2/ktesting"
 
@@ -137,5 +140,57 @@ func TestDialErrors(t *testing.T) {
 				t.Errorf("Dial(%q) = %v, want an error containing %q", tc.endpoint, err, tc.want)
 			}
 		})
+	}
+}
+
+// The kubelet keeps one connection for its life, so it must outlive a runtime restart (as
+// containerd's, in test/e2e/containerd): calls fail while the runtime is away, and succeed again
+// once a runtime serves the same socket — without a new Dial.
+func TestReconnectsAfterRuntimeRestart(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	socket := filepath.Join(shortTempDir(t), "cri.sock")
+	serve := func() (stop func()) {
+		rt, err := fake.New(fake.Config{Socket: socket})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		served := make(chan error, 1)
+		go func() { served <- rt.Serve(ctx) }()
+		select {
+		case <-rt.Ready():
+		case err := <-served:
+			t.Fatalf("Serve: %v", err)
+		}
+		return func() {
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		}
+	}
+	stop := serve()
+	c, err := remote.Dial(ctx, "unix://"+socket, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	if _, err := c.Runtime.Status(ctx, &runtimeapi.StatusRequest{}); err != nil {
+		t.Fatalf("Status before the restart: %v", err)
+	}
+
+	stop()
+	if _, err := c.Runtime.Status(ctx, &runtimeapi.StatusRequest{}); status.Code(err) != codes.Unavailable {
+		t.Errorf("Status with the runtime away = %v, want Unavailable", err)
+	}
+
+	stop = serve()
+	defer stop()
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := c.Runtime.Status(ctx, &runtimeapi.StatusRequest{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Errorf("the client did not reconnect to the restarted runtime: %v", err)
 	}
 }

@@ -10,7 +10,10 @@
 //   - gives every unary call a timeout (the kubelet's --runtime-request-timeout, 2 minutes by
 //     default) unless the caller's context ends sooner; streams are not cut;
 //   - checks on connect that the runtime speaks CRI v1 (Version), so a wrong or dead socket is
-//     reported once, at start-up, with advice.
+//     reported once, at start-up, with advice;
+//   - keeps that one connection for the kubelet's life: when the runtime restarts, calls fail
+//     with Unavailable (the node goes NotReady) and gRPC reconnects, backing off from 100 ms to
+//     3 s, so the node is Ready again within seconds of the runtime.
 //
 // It simplifies: no tracing, no per-method wrappers that translate errors, no Windows named pipes,
 // and it exposes the generated clients directly instead of the kubelet's internalapi interfaces.
