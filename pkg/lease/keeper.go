@@ -8,9 +8,12 @@ import (
 	"strings"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 // The debug-safe heartbeat (minikubelet's own; no kubelet has it).
@@ -79,7 +82,7 @@ func RunKeeper(ctx context.Context, cfg KeeperConfig) error {
 			if next.IsZero() {
 				logger.Info("The kubelet is stopped (a breakpoint or SIGSTOP); renewing the node lease for it", "pid", cfg.ParentPID, "state", string(state))
 			}
-			if err := renewFor(ctx, cfg.Client, cfg.NodeName); err != nil {
+			if err := renewFor(ctx, cfg.Client, cfg.NodeName, cfg.Duration); err != nil {
 				logger.Error(err, "Lease keeper could not renew the node lease; retrying")
 				next = time.Now().Add(cfg.Poll)
 			} else {
@@ -99,12 +102,28 @@ func RunKeeper(ctx context.Context, cfg KeeperConfig) error {
 func stopped(state byte) bool { return state == 'T' || state == 't' }
 
 // renewFor sets the Lease's renewTime to now (GET then UPDATE; a conflict means the kubelet renewed
-// it meanwhile, which is just as good).
-func renewFor(ctx context.Context, client kubernetes.Interface, nodeName string) error {
+// it meanwhile, which is just as good). If the kubelet was stopped before it created its Lease,
+// the keeper creates it; the kubelet adds the owner reference when it runs again.
+func renewFor(ctx context.Context, client kubernetes.Interface, nodeName string, duration time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	leases := client.CoordinationV1().Leases(Namespace)
 	l, err := leases.Get(ctx, nodeName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		l = &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: nodeName, Namespace: Namespace},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity:       ptr.To(nodeName),
+				LeaseDurationSeconds: ptr.To(int32(duration / time.Second)),
+				RenewTime:            &metav1.MicroTime{Time: time.Now()},
+			},
+		}
+		if _, err := leases.Create(ctx, l, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create lease %s/%s: %w", Namespace, nodeName, err)
+		}
+		klog.FromContext(ctx).Info("Lease keeper created the node lease the stopped kubelet had not created yet", "node", nodeName)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("get lease %s/%s: %w", Namespace, nodeName, err)
 	}

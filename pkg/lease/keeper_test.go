@@ -108,3 +108,28 @@ func TestKeeperRenewsOnlyWhileParentStopped(t *testing.T) {
 		t.Fatal("keeper did not stop after the kubelet exited")
 	}
 }
+
+// A kubelet stopped before it created its Lease still stays Ready: the keeper creates the Lease.
+func TestKeeperCreatesMissingLease(t *testing.T) {
+	client := fake.NewClientset()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_ = RunKeeper(ctx, KeeperConfig{
+			Client: client, NodeName: "n1", ParentPID: 42, Duration: 40 * time.Second, Poll: 5 * time.Millisecond,
+			ProcState: func(int) (byte, error) { return 'T', nil },
+		})
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		l, err := client.CoordinationV1().Leases(Namespace).Get(context.Background(), "n1", metav1.GetOptions{})
+		if err == nil {
+			if *l.Spec.HolderIdentity != "n1" || *l.Spec.LeaseDurationSeconds != 40 || l.Spec.RenewTime == nil {
+				t.Fatalf("created lease %+v", l.Spec)
+			}
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("the keeper did not create the missing lease")
+}
