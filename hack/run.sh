@@ -10,7 +10,8 @@
 # Environment: CLUSTER, CLUSTER_DIR (_output/cluster), KIND_DIR (_output/kind), NODE_NAME (default:
 # the hostname), ROOT_DIR (_output/run, or _output/kind/run for kind), NODE_IP (local: 127.0.0.1;
 # kind: the host's address on Docker's kind network, recorded by hack/kind-up.sh), KUBELET_ADDRESS
-# (NODE_IP: where the API server reaches the kubelet API), KUBELET_PORT (10250), KUBECTL (kind:
+# (NODE_IP: where the API server reaches the kubelet API), KUBELET_PORT (10250), DEBUG_ADDRESS
+# (127.0.0.1:10256: the journal, /debug/journal/ui, without authentication), KUBECTL (kind:
 # kubectl from PATH), extra flags in ARGS, MINIKUBELET_CMD (bin/minikubelet; hack/debug.sh puts Delve
 # in front of it).
 set -euo pipefail
@@ -77,6 +78,7 @@ $what. minikubelet joins it as node "$NODE_NAME" (files in $ROOT_DIR).
 In another terminal:
   $kubectl --kubeconfig $admin get nodes
   $kubectl --kubeconfig $admin describe node $NODE_NAME
+  bin/minikubelet journal --follow     (or http://${DEBUG_ADDRESS:-127.0.0.1:10256}/debug/journal/ui)
 Ctrl-C stops minikubelet; $stop.
 
 MSG
@@ -88,4 +90,5 @@ exec ${MINIKUBELET_CMD:-bin/minikubelet} \
   --node-ip "$NODE_IP" \
   --address "${KUBELET_ADDRESS:-$NODE_IP}" \
   --port "$KUBELET_PORT" \
+  --debug-address "${DEBUG_ADDRESS:-127.0.0.1:10256}" \
   ${ARGS:-}

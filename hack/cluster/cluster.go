@@ -36,6 +36,15 @@ type state struct {
 	Ports   map[string]int `json:"ports"`
 	PIDs    map[string]int `json:"pids"`
 	Started time.Time      `json:"started"`
+	// Commands is how each component was started, so `start-component` can start it again
+	// exactly so (same flags, ports and certificates).
+	Commands map[string]command `json:"commands"`
+}
+
+// command is one component's flags and the URL that answers 200 once it is healthy.
+type command struct {
+	Args   []string `json:"args"`
+	Health string   `json:"health"`
 }
 
 type upOptions struct {
@@ -99,7 +108,7 @@ func (c *cluster) up(ctx context.Context, o upOptions) error {
 	if err != nil {
 		return err
 	}
-	s := &state{BinDir: binDir, Ports: ports, PIDs: map[string]int{}, Started: time.Now()}
+	s := &state{BinDir: binDir, Ports: ports, PIDs: map[string]int{}, Started: time.Now(), Commands: map[string]command{}}
 
 	// If anything below fails, stop what was started: never leave half a cluster running.
 	ok := false
@@ -200,6 +209,7 @@ func (c *cluster) up(ctx context.Context, o upOptions) error {
 		if err != nil {
 			return err
 		}
+		s.Commands[step.name] = command{Args: step.args, Health: step.health}
 		if err := c.writeState(s); err != nil {
 			return err
 		}
@@ -313,6 +323,53 @@ func (c *cluster) down() error {
 	}
 	fmt.Printf("Stopped the local control plane and removed %s.\n", c.stateDir)
 	return nil
+}
+
+// stopComponent stops one running component by its recorded PID (`cluster stop-component`), as
+// a crash or an upgrade would; the rest of the cluster keeps running. A foreground supervisor
+// does not mind: it only watches for its own SIGTERM.
+func (c *cluster) stopComponent(name string) error {
+	s, err := c.readState()
+	if err != nil {
+		return fmt.Errorf("read the cluster state in %s: %w", c.stateDir, err)
+	}
+	pid := s.PIDs[name]
+	if !isOurProcess(pid, s.BinDir) {
+		return fmt.Errorf("%s is not running (recorded pid %d): nothing to stop", name, pid)
+	}
+	stopAll(&state{BinDir: s.BinDir, PIDs: map[string]int{name: pid}}) // only this one
+	fmt.Printf("stopped %-24s pid %d\n", name, pid)
+	return nil
+}
+
+// startComponent starts a stopped component again with the flags it was first started with,
+// records its new PID and waits until it is healthy (`cluster start-component`). It runs in its
+// own session and outlives this command; `down` stops it by its recorded PID.
+func (c *cluster) startComponent(ctx context.Context, name string) error {
+	s, err := c.readState()
+	if err != nil {
+		return fmt.Errorf("read the cluster state in %s: %w", c.stateDir, err)
+	}
+	cmd, ok := s.Commands[name]
+	if !ok {
+		return fmt.Errorf("no recorded command for %q in %s: name one of %s (of a cluster started by this version)",
+			name, c.path("state.json"), strings.Join(componentOrder, ", "))
+	}
+	if isOurProcess(s.PIDs[name], s.BinDir) {
+		return fmt.Errorf("%s is already running (pid %d): stop it first with stop-component", name, s.PIDs[name])
+	}
+	checker, err := newHealthChecker(pki{dir: c.path("pki")})
+	if err != nil {
+		return err
+	}
+	exited, err := c.start(s, name, cmd.Args)
+	if err != nil {
+		return err
+	}
+	if err := c.writeState(s); err != nil {
+		return err
+	}
+	return checker.waitHealthy(ctx, name, cmd.Health, exited, c.path("logs", name+".log"))
 }
 
 func (c *cluster) status(ctx context.Context) error {

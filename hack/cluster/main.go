@@ -5,6 +5,8 @@
 //	cluster up     [--state-dir DIR] [--bin-dir DIR] [--node-monitor-grace-period D] [--cluster-signing-duration D] [--foreground]
 //	cluster down   [--state-dir DIR]
 //	cluster status [--state-dir DIR]
+//	cluster stop-component  NAME [--state-dir DIR]   stop one component (e.g. kube-apiserver) by its PID
+//	cluster start-component NAME [--state-dir DIR]   start it again with the same flags; wait until healthy
 //
 // With --foreground, `up` prints "cluster is ready" and stays, and the components die with it
 // (PR_SET_PDEATHSIG): a test that is killed never leaves a control plane behind.
@@ -20,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -32,16 +35,23 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: cluster up|down|status [flags]")
+		return fmt.Errorf("usage: cluster up|down|status|stop-component NAME|start-component NAME [flags]")
 	}
-	verb := args[0]
+	verb, args := args[0], args[1:]
+	var component string // the NAME of stop-component and start-component
+	if verb == "stop-component" || verb == "start-component" {
+		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+			return fmt.Errorf("usage: cluster %s NAME [--state-dir DIR], NAME one of %s", verb, strings.Join(componentOrder, ", "))
+		}
+		component, args = args[0], args[1:]
+	}
 	fs := flag.NewFlagSet("cluster "+verb, flag.ContinueOnError)
 	stateDir := fs.String("state-dir", "_output/cluster", "directory for the PKI, kubeconfigs, logs, etcd data and state.json")
 	binDir := fs.String("bin-dir", "", "directory holding etcd, kube-apiserver, kube-controller-manager, kube-scheduler (see build.sh)")
 	grace := fs.Duration("node-monitor-grace-period", 40*time.Second, "kube-controller-manager --node-monitor-grace-period: how long a silent node stays Ready")
 	signing := fs.Duration("cluster-signing-duration", 365*24*time.Hour, "kube-controller-manager --cluster-signing-duration: the longest certificate it signs for a CSR")
 	foreground := fs.Bool("foreground", false, "stay in the foreground after `up`; stop the cluster on SIGTERM/SIGINT or when this process dies (used by the e2e tests)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	c := &cluster{stateDir: *stateDir, foreground: *foreground}
@@ -61,7 +71,11 @@ func run(ctx context.Context, args []string) error {
 		return c.down()
 	case "status":
 		return c.status(ctx)
+	case "stop-component":
+		return c.stopComponent(component)
+	case "start-component":
+		return c.startComponent(ctx, component)
 	default:
-		return fmt.Errorf("unknown verb %q: use up, down or status", verb)
+		return fmt.Errorf("unknown verb %q: use up, down, status, stop-component or start-component", verb)
 	}
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # up.sh / down / status: build the control plane binaries if needed, then run the cluster program.
 # Usage: hack/cluster/up.sh up|down|status [--state-dir DIR] [flags of `cluster up`]
+#        hack/cluster/up.sh stop-component|start-component NAME [--state-dir DIR]   (e.g. kube-apiserver)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-verb=${1:?usage: up.sh up|down|status [flags]}; shift
+verb=${1:?usage: up.sh up|down|status|stop-component NAME|start-component NAME [flags]}; shift
 prog_dir=${XDG_CACHE_HOME:-$HOME/.cache}/minikubelet/k8s/v1.36.3
 args=()
 if [[ $verb == up ]]; then

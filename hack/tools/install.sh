@@ -5,9 +5,11 @@
 #   dlv                   (once per version)
 #   ShellCheck            (install.sh shellcheck) Debian's package, installed with apt-get when it
 #                         is not on PATH (CI runs as root on Debian; elsewhere this says how to get it)
+#   chromium              (install.sh chromium) Debian's package the same way: the headless browser
+#                         test/e2e/journal renders /debug/journal/ui with
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-tool=${1:?usage: install.sh golangci-lint|kind|dlv|shellcheck}
+tool=${1:?usage: install.sh golangci-lint|kind|dlv|shellcheck|chromium}
 
 # install_apt PACKAGE: print the path of PACKAGE's command, installing the Debian package first if
 # it is missing. Only as root with apt-get: anywhere else, say how to install it and fail.
@@ -38,7 +40,8 @@ case $tool in
   kind) pkg=sigs.k8s.io/kind; mod=sigs.k8s.io/kind ;;
   dlv) pkg=github.com/go-delve/delve/cmd/dlv; mod=github.com/go-delve/delve ;;
   shellcheck) install_apt shellcheck; exit ;;
-  *) echo "install.sh: unknown tool $tool (known: golangci-lint, kind, dlv, shellcheck)" >&2; exit 2 ;;
+  chromium) install_apt chromium; exit ;;
+  *) echo "install.sh: unknown tool $tool (known: golangci-lint, kind, dlv, shellcheck, chromium)" >&2; exit 2 ;;
 esac
 version=$(cd "$here" && go list -m -f '{{.Version}}' "$mod")
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/minikubelet/tools/$tool-$version

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/clock"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/journal"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
@@ -56,6 +57,8 @@ type PodConfig struct {
 	ServerPort int32
 	// Metrics receives PLEG, pod worker and running-pod observations. Optional.
 	Metrics *metrics.Registry
+	// Journal records what the syncLoop, pod workers, PLEG and status manager do. Optional.
+	Journal *journal.Journal
 	Clock   clock.WithTicker
 }
 
@@ -93,7 +96,7 @@ func newPods(cfg PodConfig, rec record.EventRecorder) (*pods, error) {
 	}
 	p.helper = &runtimeHelper{secrets: cfg.Secrets, projector: projector, hostIP: cfg.NodeIP, hostDirs: map[types.UID]map[string]string{}}
 	cfg.Runtime.SetOptionsGenerator(p.helper)
-	plegCfg := pleg.Config{Runtime: cfg.Runtime, Cache: p.cache, Clock: cfg.Clock}
+	plegCfg := pleg.Config{Runtime: cfg.Runtime, Cache: p.cache, Clock: cfg.Clock, Journal: cfg.Journal}
 	if cfg.Metrics != nil {
 		plegCfg.OnRelist = cfg.Metrics.ObserveRelist
 	}
@@ -108,6 +111,8 @@ func newPods(cfg PodConfig, rec record.EventRecorder) (*pods, error) {
 		Clock:             cfg.Clock,
 		PodDeletionSafety: p.podResourcesReclaimed,
 		MirrorPods:        p.manager,
+		Pods:              p.manager,
+		Journal:           cfg.Journal,
 	}); err != nil {
 		return nil, err
 	}
@@ -131,7 +136,7 @@ func (p *pods) podResourcesReclaimed(pod *corev1.Pod, _ corev1.PodStatus) bool {
 func (p *pods) run(ctx context.Context, goLoop func(string, func(context.Context)), fail func(error)) error {
 	// The pod workers exist first (idle until a pod arrives): the status manager asks them
 	// whether a deleted pod's containers have all stopped.
-	workersCfg := podworkers.Config{Syncer: p, Cache: p.cache, ResyncInterval: p.cfg.SyncFrequency, Clock: p.cfg.Clock}
+	workersCfg := podworkers.Config{Syncer: p, Cache: p.cache, ResyncInterval: p.cfg.SyncFrequency, Clock: p.cfg.Clock, Journal: p.cfg.Journal}
 	if m := p.cfg.Metrics; m != nil {
 		workersCfg.OnSync = func(t podworkers.UpdateType, d time.Duration) {
 			m.PodWorkerDuration.WithLabelValues(t.String()).Observe(d.Seconds())
@@ -185,6 +190,9 @@ func (p *pods) syncLoopIteration(ctx context.Context, configCh <-chan podsource.
 			return false
 		}
 		logger.V(2).Info("SyncLoop pod update", "op", u.Op, "source", u.Source, "pods", klog.KObjSlice(u.Pods))
+		for _, pod := range u.Pods {
+			p.note("configCh "+u.Op.String(), pod, map[string]string{"source": u.Source})
+		}
 		switch u.Op {
 		case podsource.ADD:
 			p.handlePodAdditions(u.Pods)
@@ -199,6 +207,8 @@ func (p *pods) syncLoopIteration(ctx context.Context, configCh <-chan podsource.
 		}
 	case e := <-plegCh:
 		logger.V(4).Info("SyncLoop PLEG event", "podUID", e.ID, "type", e.Type, "data", e.Data)
+		pod, _ := p.manager.GetPodByUID(e.ID)
+		p.note("plegCh", pod, map[string]string{"event": string(e.Type), "id": fmt.Sprint(e.Data)})
 		if e.Type == pleg.ContainerRemoved {
 			break
 		}
@@ -208,15 +218,28 @@ func (p *pods) syncLoopIteration(ctx context.Context, configCh <-chan podsource.
 	case <-syncCh:
 		for _, pod := range p.workers.DuePods() {
 			if current, ok := p.manager.GetPodByUID(pod.UID); ok {
+				p.note("syncCh", current, nil)
 				p.dispatch(current, podworkers.SyncPodSync)
 			}
 		}
 	case <-housekeepingCh:
+		var fields map[string]string
 		if err := p.handlePodCleanups(ctx); err != nil {
 			logger.Error(err, "Failed cleaning up pods")
+			fields = map[string]string{"error": err.Error()}
 		}
+		p.note("housekeepingCh", nil, fields)
 	}
 	return true
+}
+
+// note records that a channel of the syncLoop fired, for pod (nil: for no single pod).
+func (p *pods) note(kind string, pod *corev1.Pod, fields map[string]string) {
+	e := journal.Event{Source: journal.SourceSyncLoop, Kind: kind, Fields: fields}
+	if pod != nil {
+		e.Pod, e.UID = journal.PodKey(pod.Namespace, pod.Name), string(pod.UID)
+	}
+	p.cfg.Journal.Record(e)
 }
 
 // dispatch hands a pod to its worker, with its mirror pod.
@@ -330,6 +353,10 @@ func (p *pods) handlePodCleanups(ctx context.Context) error {
 		keep[uid] = true
 	}
 	p.status.RemoveOrphanedStatuses(keep)
+	if m := p.cfg.Metrics; m != nil {
+		m.PodWorkers.Set(float64(p.workers.Count()))
+		m.StatusManagerEntries.Set(float64(p.status.Len()))
+	}
 	p.reasonsMu.Lock()
 	for uid := range p.reasons {
 		if !keep[uid] {

@@ -142,6 +142,18 @@ func TestDeadContainersToRemove(t *testing.T) {
 	if got := deadContainersToRemove(st); !reflect.DeepEqual(got, []string{"a1", "a0"}) {
 		t.Errorf("to remove = %v, want the two oldest of app", got)
 	}
+
+	// A kubelet killed between CreateContainer and StartContainer leaves a created instance; the
+	// restarted kubelet starts a new one. The created one is removed once replaced, not before.
+	created := func(i int, id string) *kubecontainer.ContainerStatus {
+		c := running(pod, i, id)
+		c.State = runtimeapi.ContainerState_CONTAINER_CREATED
+		return c
+	}
+	st = &kubecontainer.PodStatus{Containers: []*kubecontainer.ContainerStatus{running(pod, 0, "a1"), created(0, "a0"), created(1, "s0")}}
+	if got := deadContainersToRemove(st); !reflect.DeepEqual(got, []string{"a0"}) {
+		t.Errorf("to remove = %v, want the replaced created instance a0 only", got)
+	}
 }
 
 // Upstream calcRestartCountByLogDir: a container recreated without a previous instance in the

@@ -69,7 +69,9 @@ func protocol(p corev1.Protocol) runtimeapi.Protocol {
 }
 
 func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt uint32) (string, error) {
+	start := m.clock.Now()
 	resp, err := m.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: m.sandboxConfig(pod, attempt)})
+	m.noteCRI("RunPodSandbox", refOf(pod), start, err, "id", resp.GetPodSandboxId())
 	if err != nil {
 		return "", fmt.Errorf("run pod sandbox: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // Waiting reasons the real kubelet shows in containerStatuses[].state.waiting.reason.
@@ -66,6 +67,10 @@ type Config struct {
 	Options OptionsGenerator
 	// Clock defaults to the real clock; it drives the crash-loop and image-pull backoffs.
 	Clock clock.Clock
+	// Journal, if set, records every CRI call that changes a pod (RunPodSandbox, PullImage,
+	// CreateContainer, StartContainer, StopContainer, StopPodSandbox, RemovePodSandbox) with
+	// its duration.
+	Journal *journal.Journal
 }
 
 // Manager turns pod specs into CRI calls (upstream: kuberuntime_manager.go).
@@ -75,6 +80,7 @@ type Manager struct {
 	podLogsDir string
 	options    OptionsGenerator
 	clock      clock.Clock
+	journal    *journal.Journal
 
 	// crashBackoff delays restarts of a crashing container: 10 s doubling to 300 s, keyed by
 	// pod and container (upstream: kubelet.go backOff, MaxContainerBackOff).
@@ -101,6 +107,7 @@ func New(cfg Config) (*Manager, error) {
 		podLogsDir:   cfg.PodLogsDir,
 		options:      cfg.Options,
 		clock:        cfg.Clock,
+		journal:      cfg.Journal,
 		crashBackoff: crash,
 		pullBackoff:  pull,
 	}, nil
@@ -161,7 +168,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	} else {
 		for id, why := range actions.ContainersToKill {
 			logger.V(2).Info("Killing container", "container", why.Name, "reason", why.Message)
-			if err := m.stopContainer(ctx, id, gracePeriod(pod)); err != nil {
+			if err := m.stopContainer(ctx, refOf(pod), id, why.Name, gracePeriod(pod)); err != nil {
 				result.ContainerErrors[why.Name] = ContainerError{Name: why.Name, Reason: "KillContainerError", Message: err.Error()}
 			}
 		}
@@ -185,13 +192,14 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 			podIP = st.GetStatus().GetNetwork().GetIp()
 		}
 	}
+	// On every sync, not only when starting: a leftover may need no start to be noticed.
+	defer m.pruneDeadContainers(ctx, status)
 	if len(actions.ContainersToStart) == 0 {
 		return result
 	}
 	sandboxConfig := m.sandboxConfig(pod, actions.Attempt)
 
 	// 3. Start containers, each behind its crash-loop backoff.
-	defer m.pruneDeadContainers(ctx, status)
 	for _, i := range actions.ContainersToStart {
 		c := &pod.Spec.Containers[i]
 		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig, podIP); err != nil {
@@ -208,24 +216,29 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 const deadContainersKept = 2
 
 // deadContainersToRemove picks the exited instances beyond the newest deadContainersKept of each
-// container name (status lists them newest first). Pure.
+// container name (status lists them newest first), and the created instances that a newer one
+// replaced: never started (the kubelet died between create and start), they never will be. Pure.
 func deadContainersToRemove(status *kubecontainer.PodStatus) []string {
-	seen := map[string]int{}
+	seen := map[string]int{}   // exited instances so far, by name
+	newer := map[string]bool{} // an instance newer than this one exists, by name
 	var out []string
 	for _, c := range status.Containers {
-		if c.State != runtimeapi.ContainerState_CONTAINER_EXITED {
-			continue
-		}
-		seen[c.Name]++
-		if seen[c.Name] > deadContainersKept {
+		switch {
+		case c.State == runtimeapi.ContainerState_CONTAINER_CREATED && newer[c.Name]:
 			out = append(out, c.ID)
+		case c.State == runtimeapi.ContainerState_CONTAINER_EXITED:
+			seen[c.Name]++
+			if seen[c.Name] > deadContainersKept {
+				out = append(out, c.ID)
+			}
 		}
+		newer[c.Name] = true
 	}
 	return out
 }
 
-// pruneDeadContainers removes old exited instances so a crash-looping pod does not pile them up
-// (upstream: the container garbage collector).
+// pruneDeadContainers removes old exited instances so a crash-looping pod does not pile them up,
+// and replaced created ones (upstream: the container garbage collector).
 func (m *Manager) pruneDeadContainers(ctx context.Context, status *kubecontainer.PodStatus) {
 	for _, id := range deadContainersToRemove(status) {
 		if _, err := m.runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}); err != nil && !isNotFound(err) {
@@ -277,15 +290,20 @@ func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return &ContainerError{Name: c.Name, Reason: ReasonCreateContainerErr, Message: err.Error()}
 	}
+	start := m.clock.Now()
 	created, err := m.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
 		PodSandboxId:  sandboxID,
 		Config:        m.containerConfig(pod, c, restartCount, imageRef, opts),
 		SandboxConfig: sandboxConfig,
 	})
+	m.noteCRI("CreateContainer", refOf(pod), start, err, "id", created.GetContainerId(), "container", c.Name)
 	if err != nil {
 		return &ContainerError{Name: c.Name, Reason: ReasonCreateContainerErr, Message: err.Error()}
 	}
-	if _, err := m.runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: created.GetContainerId()}); err != nil {
+	start = m.clock.Now()
+	_, err = m.runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: created.GetContainerId()})
+	m.noteCRI("StartContainer", refOf(pod), start, err, "id", created.GetContainerId(), "container", c.Name)
+	if err != nil {
 		return &ContainerError{Name: c.Name, Reason: ReasonRunContainerError, Message: err.Error()}
 	}
 	klog.FromContext(ctx).V(2).Info("Started container", "pod", klog.KObj(pod), "container", c.Name, "containerID", created.GetContainerId(), "restartCount", restartCount)
@@ -334,7 +352,9 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 		return "", &ContainerError{Name: c.Name, Reason: ReasonImagePullBackOff, Message: fmt.Sprintf("Back-off pulling image %q", c.Image)}
 	}
 	m.pullMu.Lock()
+	start := m.clock.Now()
 	resp, err := m.image.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sandboxConfig})
+	m.noteCRI("PullImage", refOf(pod), start, err, "id", resp.GetImageRef(), "container", c.Name, "image", c.Image)
 	m.pullMu.Unlock()
 	if err != nil {
 		m.pullBackoff.Next(key, m.clock.Now())
@@ -349,15 +369,16 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 func (m *Manager) KillPod(ctx context.Context, status *kubecontainer.PodStatus, gracePeriod int64) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(status.Containers))
+	pod := podRef{key: journal.PodKey(status.Namespace, status.Name), uid: string(status.ID)}
 	for _, c := range status.Containers {
 		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue
 		}
 		wg.Add(1)
-		go func(id string) {
+		go func(id, name string) {
 			defer wg.Done()
-			errs <- m.stopContainer(ctx, id, gracePeriod)
-		}(c.ID)
+			errs <- m.stopContainer(ctx, pod, id, name, gracePeriod)
+		}(c.ID, c.Name)
 	}
 	wg.Wait()
 	close(errs)
@@ -369,7 +390,10 @@ func (m *Manager) KillPod(ctx context.Context, status *kubecontainer.PodStatus, 
 		if s.GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
 			continue
 		}
-		if _, err := m.runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.GetId()}); err != nil && !isNotFound(err) {
+		start := m.clock.Now()
+		_, err := m.runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.GetId()})
+		m.noteCRI("StopPodSandbox", pod, start, err, "id", s.GetId())
+		if err != nil && !isNotFound(err) {
 			all = append(all, fmt.Errorf("stop sandbox %s: %w", s.GetId(), err))
 		}
 	}
@@ -384,21 +408,55 @@ func (m *Manager) RemovePod(ctx context.Context, pod *kubecontainer.RunningPod) 
 			all = append(all, err)
 		}
 	}
+	ref := podRef{key: journal.PodKey(pod.Namespace, pod.Name), uid: string(pod.ID)}
 	for _, s := range pod.Sandboxes {
-		if _, err := m.runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.GetId()}); err != nil && !isNotFound(err) {
+		start := m.clock.Now()
+		_, err := m.runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.GetId()})
+		m.noteCRI("StopPodSandbox", ref, start, err, "id", s.GetId())
+		if err != nil && !isNotFound(err) {
 			all = append(all, err)
 		}
-		if _, err := m.runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: s.GetId()}); err != nil && !isNotFound(err) {
+		start = m.clock.Now()
+		_, err = m.runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: s.GetId()})
+		m.noteCRI("RemovePodSandbox", ref, start, err, "id", s.GetId())
+		if err != nil && !isNotFound(err) {
 			all = append(all, err)
 		}
 	}
 	return errors.Join(all...)
 }
 
-func (m *Manager) stopContainer(ctx context.Context, id string, gracePeriod int64) error {
+func (m *Manager) stopContainer(ctx context.Context, pod podRef, id, name string, gracePeriod int64) error {
+	start := m.clock.Now()
 	_, err := m.runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: gracePeriod})
+	m.noteCRI("StopContainer", pod, start, err, "id", id, "container", name)
 	if err != nil && !isNotFound(err) {
 		return fmt.Errorf("stop container %s: %w", id, err)
 	}
 	return nil
+}
+
+// podRef names a pod in the journal.
+type podRef struct{ key, uid string }
+
+func refOf(pod *corev1.Pod) podRef {
+	return podRef{key: journal.PodKey(pod.Namespace, pod.Name), uid: string(pod.UID)}
+}
+
+// noteCRI records one CRI call of pod in the journal: its duration since start, its error, and
+// the fields in kv (key, value, key, value…; empty values are left out).
+func (m *Manager) noteCRI(call string, pod podRef, start time.Time, err error, kv ...string) {
+	if m.journal == nil {
+		return
+	}
+	fields := map[string]string{"duration": m.clock.Since(start).Round(time.Microsecond).String()}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			fields[kv[i]] = kv[i+1]
+		}
+	}
+	if err != nil {
+		fields["error"] = err.Error()
+	}
+	m.journal.Record(journal.Event{Source: journal.SourceCRI, Kind: call, Pod: pod.key, UID: pod.uid, Fields: fields})
 }

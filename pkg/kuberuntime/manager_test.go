@@ -20,6 +20,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // newFakeRuntime serves the fake CRI runtime on a real unix socket and connects a Manager to it
@@ -249,5 +250,42 @@ func TestRunContainerOptions(t *testing.T) {
 	cs, err := m.runtime.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c.ID})
 	if err != nil || len(cs.GetStatus().GetMounts()) != 1 || cs.GetStatus().GetMounts()[0].GetContainerPath() != "/etc/config" {
 		t.Errorf("mounts = %v (err %v)", cs.GetStatus().GetMounts(), err)
+	}
+}
+
+// The journal shows the CRI calls of a pod's life in order, each with the pod, the container or
+// sandbox ID, the container's name and how long it took.
+func TestJournalRecordsCRICalls(t *testing.T) {
+	m, _, ctx, _ := newFakeRuntime(t)
+	j := journal.New(32)
+	m.journal = j
+	pod := podWithCommand(corev1.RestartPolicyAlways, "sleep", "infinity")
+	if err := m.SyncPod(ctx, pod, podStatus(t, ctx, m, pod)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.KillPod(ctx, podStatus(t, ctx, m, pod), 0); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := m.GetPods(ctx, true)
+	if err != nil || len(pods) != 1 {
+		t.Fatalf("GetPods = %v, %v", pods, err)
+	}
+	if err := m.RemovePod(ctx, pods[0]); err != nil {
+		t.Fatal(err)
+	}
+
+	var got []string
+	for _, e := range j.Since(0, journal.Filter{}) {
+		if e.Source != journal.SourceCRI || e.Pod != "default/web" || e.UID != "uid-1" || e.Fields["id"] == "" || e.Fields["duration"] == "" {
+			t.Errorf("event %+v: want source cri, pod default/web, UID uid-1, an id and a duration", e)
+		}
+		if e.Kind != "RunPodSandbox" && e.Kind != "StopPodSandbox" && e.Kind != "RemovePodSandbox" && e.Fields["container"] != "app" {
+			t.Errorf("%s: container %q, want app", e.Kind, e.Fields["container"])
+		}
+		got = append(got, e.Kind)
+	}
+	want := []string{"RunPodSandbox", "PullImage", "CreateContainer", "StartContainer", "StopContainer", "StopPodSandbox", "StopPodSandbox", "RemovePodSandbox"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("journal %v, want %v", got, want)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 const (
@@ -40,6 +42,8 @@ type Config struct {
 	RenewInterval time.Duration
 	// OnRenew, if set, is called after each renewal attempt with its latency and error (metrics).
 	OnRenew func(latency time.Duration, err error)
+	// Journal, if set, records each renewal attempt with its latency and error.
+	Journal *journal.Journal
 	// Clock defaults to the real clock; Jitter to math/rand (a value in [0,1)).
 	Clock  clock.Clock
 	Jitter func() float64
@@ -109,9 +113,15 @@ func (c *Controller) Run(ctx context.Context) {
 func (c *Controller) syncOnce(ctx context.Context) (err error) {
 	start := c.cfg.Clock.Now()
 	defer func() {
+		latency := c.cfg.Clock.Since(start)
 		if c.cfg.OnRenew != nil {
-			c.cfg.OnRenew(c.cfg.Clock.Since(start), err)
+			c.cfg.OnRenew(latency, err)
 		}
+		fields := map[string]string{"latency": latency.String()}
+		if err != nil {
+			fields["error"] = err.Error()
+		}
+		c.cfg.Journal.Record(journal.Event{Source: journal.SourceLease, Kind: "renew", Fields: fields})
 	}()
 	leases := c.cfg.Client.CoordinationV1().Leases(Namespace)
 	if c.latest == nil {

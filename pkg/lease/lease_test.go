@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // Upstream pins: renew interval defaults to a quarter of the lease duration (KEP-589), and a
@@ -186,4 +189,40 @@ func actionVerbs(actions []clienttesting.Action) []string {
 		out = append(out, a.GetVerb()+" "+a.GetResource().Resource)
 	}
 	return out
+}
+
+// Every renewal attempt lands in the journal as lease/renew with its latency, and a failed one
+// with its error.
+func TestSyncOnceRecordsRenewalsInTheJournal(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
+	j := journal.New(8)
+	c, err := New(Config{Client: client, NodeName: "n1", Clock: testingclock.NewFakeClock(time.Now()), Journal: j})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.syncOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	client.PrependReactor("update", "leases", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("apiserver is down")
+	})
+	if err := c.syncOnce(ctx); err == nil {
+		t.Fatal("a failed update was not reported")
+	}
+	events := j.Since(0, journal.Filter{})
+	if len(events) != 2 {
+		t.Fatalf("journal %+v, want two renewals", events)
+	}
+	for i, e := range events {
+		if e.Source != journal.SourceLease || e.Kind != "renew" || e.Pod != "" || e.Fields["latency"] != "0s" {
+			t.Errorf("event %d = %+v, want lease/renew with latency 0s (fake clock)", i, e)
+		}
+	}
+	if _, ok := events[0].Fields["error"]; ok {
+		t.Errorf("successful renewal carries an error: %v", events[0].Fields)
+	}
+	if got := events[1].Fields["error"]; !strings.Contains(got, "apiserver is down") {
+		t.Errorf("failed renewal error = %q, want the API error", got)
+	}
 }

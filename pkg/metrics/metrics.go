@@ -15,6 +15,8 @@ type Registry struct {
 	PodWorkerDuration     *prometheus.HistogramVec // label operation: create|update|sync|kill
 	RunningPods           prometheus.Gauge
 	RunningContainers     prometheus.Gauge
+	PodWorkers            prometheus.Gauge // pod workers alive, finished ones included until housekeeping
+	StatusManagerEntries  prometheus.Gauge // pod statuses the status manager holds
 	LeaseRenewFailures    prometheus.Counter
 	LeaseRenewLatency     prometheus.Histogram
 	ObjectManagerRequests *prometheus.CounterVec // labels kind (secrets|configmaps), verb (get|list|watch)
@@ -38,6 +40,12 @@ func New() *Registry {
 		RunningContainers: prometheus.NewGauge(prometheus.GaugeOpts{
 			Subsystem: "kubelet", Name: "running_containers", Help: "Number of running containers.",
 		}),
+		PodWorkers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Subsystem: "kubelet", Name: "pod_workers", Help: "Number of pod workers, as of the last housekeeping.",
+		}),
+		StatusManagerEntries: prometheus.NewGauge(prometheus.GaugeOpts{
+			Subsystem: "kubelet", Name: "status_manager_entries", Help: "Number of pod statuses the status manager holds, as of the last housekeeping.",
+		}),
 		LeaseRenewFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Subsystem: "kubelet", Name: "lease_renew_failures_total", Help: "Failed renewals of the node Lease.",
 		}),
@@ -50,7 +58,7 @@ func New() *Registry {
 			Help: "API requests sent by the secret and configmap managers.",
 		}, []string{"kind", "verb"}),
 	}
-	r.MustRegister(r.PLEGRelistDuration, r.PodWorkerDuration, r.RunningPods, r.RunningContainers,
+	r.MustRegister(r.PLEGRelistDuration, r.PodWorkerDuration, r.RunningPods, r.RunningContainers, r.PodWorkers, r.StatusManagerEntries,
 		r.LeaseRenewFailures, r.LeaseRenewLatency, r.ObjectManagerRequests,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return r

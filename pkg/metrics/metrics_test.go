@@ -32,7 +32,7 @@ func TestHooks(t *testing.T) {
 		names = append(names, f.GetName())
 	}
 	all := strings.Join(names, " ")
-	for _, want := range []string{"kubelet_pleg_relist_duration_seconds", "kubelet_lease_renew_failures_total", "go_goroutines"} {
+	for _, want := range []string{"kubelet_pleg_relist_duration_seconds", "kubelet_lease_renew_failures_total", "kubelet_pod_workers", "kubelet_status_manager_entries", "go_goroutines"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("%s not gathered: %s", want, all)
 		}

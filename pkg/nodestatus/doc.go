@@ -6,7 +6,8 @@
 //
 // The loop (Run) is one turn of syncOnce every nodeStatusUpdateFrequency (10 s):
 //
-//	inputs (machine, addresses, readiness checks, runtime version, now)   ← I/O
+//	GET the Node (from the API server's cache), inputs (machine, addresses,
+//	readiness checks, runtime version, now)                                ← I/O
 //	computeStatus(old status, inputs) → computed status                    ← pure
 //	needsReport(old, computed, lastReport, now, 5 min)?                    ← pure
 //	   no  → nothing is sent (the Lease is the heartbeat, KEP-589)

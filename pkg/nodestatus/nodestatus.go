@@ -13,12 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -76,13 +73,7 @@ type Manager struct {
 	checks         []ReadinessCheck
 	runtimeVersion func() string
 
-	// nodes watches our own Node, as upstream's node lister: the status is compared with the Node as
-	// it is now, so a change someone else made (kcm marking it Unknown) is noticed and corrected.
-	informers informers.SharedInformerFactory
-	nodes     corelisters.NodeLister
-
 	// Owned by the status loop.
-	node       *corev1.Node // as last returned by the API server (until the watch has it)
 	lastReport time.Time
 }
 
@@ -108,13 +99,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	// Events about a Node use the node name as UID, as upstream does.
 	ref := &corev1.ObjectReference{Kind: "Node", Name: cfg.NodeName, UID: types.UID(cfg.NodeName)}
-	factory := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", cfg.NodeName).String()
-	}))
-	return &Manager{
-		cfg: cfg, nodeRef: ref, runtimeVersion: func() string { return "" },
-		informers: factory, nodes: factory.Core().V1().Nodes().Lister(),
-	}, nil
+	return &Manager{cfg: cfg, nodeRef: ref, runtimeVersion: func() string { return "" }}, nil
 }
 
 // NodeRef is the reference to use when recording events about this node.
@@ -227,7 +212,7 @@ func (m *Manager) tryRegister(ctx context.Context) error {
 	if err == nil {
 		logger.Info("Registered the node", "node", klog.KObj(created))
 		m.recordConditionEvents(corev1.NodeStatus{}, created.Status)
-		m.node, m.lastReport = created, m.cfg.Clock.Now()
+		m.lastReport = m.cfg.Clock.Now()
 		return nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
@@ -243,7 +228,6 @@ func (m *Manager) tryRegister(ctx context.Context) error {
 		}
 	}
 	logger.Info("The node was already registered; reconciled it", "node", klog.KObj(existing))
-	m.node = existing
 	return nil
 }
 
@@ -265,8 +249,6 @@ func reconcileLabels(node *corev1.Node, want map[string]string) bool {
 // Run computes the status every UpdateFrequency and reports it when needed, until ctx ends.
 // Register must have succeeded first.
 func (m *Manager) Run(ctx context.Context) {
-	m.informers.Start(ctx.Done())
-	defer m.informers.Shutdown()
 	ticker := m.cfg.Clock.NewTicker(m.cfg.UpdateFrequency)
 	defer ticker.Stop()
 	for {
@@ -281,33 +263,30 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 }
 
-// syncOnce is one turn of the status loop: compute the status, PATCH it if it changed or the
-// report interval passed, and record events for condition changes.
+// syncOnce is one turn of the status loop: read the Node, compute the status, PATCH it if it
+// changed or the report interval passed, and record events for condition changes.
 func (m *Manager) syncOnce(ctx context.Context) error {
-	if node, err := m.nodes.Get(m.cfg.NodeName); err == nil {
-		m.node = node // the watched Node: includes what others wrote
-	}
-	if m.node == nil {
-		node, err := m.cfg.HeartbeatClient.CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("get node %q: %w", m.cfg.NodeName, err)
-		}
-		m.node = node
+	// The Node as it is now, as upstream's tryUpdateNodeStatus reads it (from the API server's
+	// cache, resourceVersion "0"): a change someone else made — kcm marking the node Unknown — is
+	// noticed and corrected at this turn. (A watch would see it only once its reflector re-listed,
+	// which after an API server outage takes up to a minute of backoff.)
+	node, err := m.cfg.HeartbeatClient.CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{ResourceVersion: "0"})
+	if err != nil {
+		return fmt.Errorf("get node %q: %w", m.cfg.NodeName, err)
 	}
 	in := m.inputs()
-	computed := computeStatus(m.node.Status, in)
-	if !needsReport(m.node.Status, computed, m.lastReport, in.now, m.cfg.ReportFrequency) {
+	computed := computeStatus(node.Status, in)
+	if !needsReport(node.Status, computed, m.lastReport, in.now, m.cfg.ReportFrequency) {
 		klog.FromContext(ctx).V(4).Info("Node status unchanged; not reporting", "node", m.cfg.NodeName)
 		return nil
 	}
-	patched, err := m.patchStatus(ctx, m.node, computed)
+	patched, err := m.patchStatus(ctx, node, computed)
 	if err != nil {
-		m.node = nil // read it afresh next time (it may have been deleted or changed)
 		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Reported the node status", "node", m.cfg.NodeName, "ready", readyStatus(patched.Status))
-	m.recordConditionEvents(m.node.Status, patched.Status)
-	m.node, m.lastReport = patched, in.now
+	m.recordConditionEvents(node.Status, patched.Status)
+	m.lastReport = in.now
 	return nil
 }
 

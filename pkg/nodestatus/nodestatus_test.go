@@ -172,3 +172,32 @@ func TestRegisterStopsOnForbidden(t *testing.T) {
 		t.Errorf("err = %v, want forbidden", err)
 	}
 }
+
+// Upstream tryUpdateNodeStatus reads the Node afresh on every turn: when kcm has marked it Unknown
+// (its Lease went stale, e.g. while the API server was down), the next turn reports Ready again,
+// however recently the status was last reported.
+func TestSyncOnceCorrectsReadyOverwrittenByOthers(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	m, client, clk, _ := newTestManager(t)
+	if err := m.Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	node, _ := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	ready := findCondition(node.Status, corev1.NodeReady)
+	ready.Status, ready.Reason, ready.Message = corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status."
+	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	client.ClearActions()
+	clk.Step(10 * time.Second)
+	if err := m.syncOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := patches(client); n != 1 {
+		t.Errorf("Ready overwritten with Unknown: %d patches, want 1", n)
+	}
+	node, _ = client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if got := readyStatus(node.Status); got != corev1.ConditionTrue {
+		t.Errorf("Ready = %s after the sync, want True", got)
+	}
+}

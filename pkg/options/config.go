@@ -107,7 +107,7 @@ func LoadConfigFile(path string) (kubeletconfig.KubeletConfiguration, []string, 
 	}
 	var typeMeta metav1.TypeMeta
 	if err := yaml.Unmarshal(data, &typeMeta); err != nil {
-		return cfg, nil, fmt.Errorf("--config %s is not valid YAML: %w", path, err)
+		return cfg, nil, fmt.Errorf("--config %s is not valid YAML: %w", path, cleanYAMLError(err))
 	}
 	if typeMeta.APIVersion != configAPIVersion || typeMeta.Kind != configKind {
 		return cfg, nil, fmt.Errorf("--config %s: want apiVersion %s and kind %s, got apiVersion %q kind %q",
@@ -119,7 +119,7 @@ func LoadConfigFile(path string) (kubeletconfig.KubeletConfiguration, []string, 
 	applyDefaults(&cfg)
 	var fields map[string]any
 	if err := yaml.Unmarshal(data, &fields); err != nil {
-		return cfg, nil, fmt.Errorf("--config %s: %w", path, err)
+		return cfg, nil, fmt.Errorf("--config %s: %w", path, cleanYAMLError(err))
 	}
 	var ignored []string
 	for k := range fields {
@@ -134,8 +134,21 @@ func LoadConfigFile(path string) (kubeletconfig.KubeletConfiguration, []string, 
 	return cfg, ignored, nil
 }
 
+// cleanYAMLError drops the decoders' prefixes and puts the error on one line: the YAML decoder
+// lists some problems on indented lines of their own ("yaml: unmarshal errors:\n  line 4: key
+// \"maxPods\" already set in map"), and minikubelet reports every bad input in one line.
 func cleanYAMLError(err error) error {
-	return errors.New(strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: "))
+	msg := err.Error()
+	for _, prefix := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: while decoding JSON: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	var parts []string
+	for _, line := range strings.Split(msg, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	return errors.New(strings.ReplaceAll(strings.Join(parts, "; "), ":; ", ": "))
 }
 
 // ValidateConfig checks the fields minikubelet implements. Each message names the field (and its flag).
@@ -144,7 +157,7 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 	if c.Port < 1 || c.Port > 65535 {
 		errs = append(errs, fmt.Sprintf("port (--port) must be 1..65535, got %d", c.Port))
 	}
-	if parseIP(c.Address) == nil {
+	if net.ParseIP(c.Address) == nil { // as the kubelet API server parses it: no spaces around it
 		errs = append(errs, fmt.Sprintf("address (--address) %q is not an IP address", c.Address))
 	}
 	if c.MaxPods < 1 {
@@ -181,6 +194,21 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 	}
 	if c.SyncFrequency.Duration <= 0 {
 		errs = append(errs, "syncFrequency must be positive")
+	}
+	if c.FileCheckFrequency.Duration <= 0 {
+		errs = append(errs, "fileCheckFrequency must be positive")
+	}
+	for _, ttl := range []struct {
+		field string
+		value time.Duration
+	}{
+		{"authentication.webhook.cacheTTL", c.Authentication.Webhook.CacheTTL.Duration},
+		{"authorization.webhook.cacheAuthorizedTTL", c.Authorization.Webhook.CacheAuthorizedTTL.Duration},
+		{"authorization.webhook.cacheUnauthorizedTTL", c.Authorization.Webhook.CacheUnauthorizedTTL.Duration},
+	} {
+		if ttl.value < 0 {
+			errs = append(errs, fmt.Sprintf("%s must not be negative, got %s", ttl.field, ttl.value))
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	cliflag "k8s.io/component-base/cli/flag"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // Flags are the command-line-only settings, as upstream's KubeletFlags: where the node's identity,
@@ -34,6 +36,7 @@ type Flags struct {
 	ClientCertDuration time.Duration     // --client-cert-duration: requested lifetime (CSR expirationSeconds)
 	NodeCapacity       map[string]string // --node-capacity cpu=4,memory=8Gi,…: fake machine size
 	DebugKeepalive     bool              // --debug-keepalive: a child renews the Lease while we sit at a breakpoint
+	DebugAddress       string            // --debug-address: the journal without authentication, on loopback only ("" = off)
 }
 
 // Options is everything `minikubelet` runs with once flags and file are merged and validated.
@@ -79,6 +82,7 @@ func AddFlags(fs *pflag.FlagSet) *Options {
 	fs.StringVar(&o.ConfigFile, "config", "", "KubeletConfiguration (kubelet.config.k8s.io/v1beta1) file; flags given on the command line override it")
 	fs.DurationVar(&o.BootstrapTimeout, "bootstrap-timeout", 5*time.Minute, "how long to wait for the bootstrap CSR to be approved and issued")
 	fs.DurationVar(&o.ClientCertDuration, "client-cert-duration", 0, "lifetime to request for client certificates (CSR expirationSeconds, at least 10m); 0 leaves it to the signer")
+	fs.StringVar(&o.DebugAddress, "debug-address", "", "serve /debug/journal and /debug/journal/ui without authentication on this loopback address, e.g. 127.0.0.1:10256, for 'minikubelet journal' and a browser on this machine; only 127.0.0.1 or ::1 is accepted (default: off)")
 	fs.BoolVar(&o.DebugKeepalive, "debug-keepalive", false, "start a lease-keeper child that renews the node Lease while minikubelet is stopped by a debugger (or SIGSTOP), so the node stays Ready; for debugging only")
 	fs.Var(cliflag.NewMapStringString(&o.NodeCapacity), "node-capacity", "report this capacity instead of the machine's, e.g. cpu=4,memory=8Gi,ephemeral-storage=100Gi (for fake nodes)")
 	o.Config = DefaultConfig()
@@ -165,6 +169,11 @@ func (o *Options) validate() error {
 	}
 	if o.BootstrapTimeout <= 0 {
 		return fmt.Errorf("--bootstrap-timeout must be positive, got %s", o.BootstrapTimeout)
+	}
+	if o.DebugAddress != "" {
+		if err := journal.CheckLoopback(o.DebugAddress); err != nil {
+			return fmt.Errorf("--debug-address %w", err)
+		}
 	}
 	if o.ClientCertDuration != 0 && o.ClientCertDuration < 10*time.Minute {
 		return fmt.Errorf("--client-cert-duration %s is shorter than the 10m the API server accepts for a CSR: use 10m or more, or 0 for the signer's default", o.ClientCertDuration)

@@ -104,6 +104,9 @@ func TestValidationNamesTheFlagOrField(t *testing.T) {
 		{"taint with bad effect", []string{"--register-with-taints", "a=b:Sometimes"}, "", `effect "Sometimes"`},
 		{"restricted label", []string{"--node-labels", "node-role.kubernetes.io/master="}, "", "NodeRestriction"},
 		{"bad node name", []string{"--hostname-override", "Not_A_Name"}, "", "--hostname-override"},
+		{"debug address on every interface", []string{"--debug-address", "0.0.0.0:10256"}, "", "--debug-address \"0.0.0.0:10256\" is not a loopback IP address"},
+		{"debug address by name", []string{"--debug-address", "localhost:10256"}, "", "use e.g. 127.0.0.1:10256"},
+		{"debug address without port", []string{"--debug-address", "127.0.0.1"}, "", "--debug-address"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,5 +134,18 @@ func TestParseTaintsAndLabels(t *testing.T) {
 	}
 	if o.NodeLabels["example.com/team"] != "b" {
 		t.Errorf("labels = %v", o.NodeLabels)
+	}
+}
+
+// --debug-address is off by default and takes a loopback IP:port (the journal without auth).
+func TestDebugAddress(t *testing.T) {
+	o, err := parse(t)
+	if err != nil || o.DebugAddress != "" {
+		t.Fatalf("default --debug-address = %q (%v), want off", o.DebugAddress, err)
+	}
+	for _, addr := range []string{"127.0.0.1:10256", "[::1]:10256"} {
+		if o, err := parse(t, "--debug-address", addr); err != nil || o.DebugAddress != addr {
+			t.Errorf("--debug-address %s: %q, %v", addr, o.DebugAddress, err)
+		}
 	}
 }

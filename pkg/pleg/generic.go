@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // Runtime is what PLEG needs from the container runtime (pkg/kuberuntime.Manager implements it).
@@ -82,6 +83,9 @@ type Config struct {
 	// OnRelist, if set, is called after every relist, successful or not, with its duration
 	// (for the pleg_relist_duration_seconds metric).
 	OnRelist func(d time.Duration)
+	// Journal, if set, records every event PLEG sends (ContainerStarted, ContainerDied,
+	// ContainerRemoved), with the pod and the container or sandbox ID.
+	Journal *journal.Journal
 }
 
 // GenericPLEG polls the runtime and turns the differences between two polls into
@@ -240,7 +244,9 @@ func (g *GenericPLEG) reconcilePod(ctx context.Context, uid types.UID, old, curr
 		return
 	}
 
+	pod := current
 	if current == nil {
+		pod = old
 		// Nothing of the pod is left in the runtime.
 		logger.V(4).Info("Pod is gone from the runtime; deleting its cached status", "podUID", uid)
 		g.cfg.Cache.Delete(uid)
@@ -262,6 +268,8 @@ func (g *GenericPLEG) reconcilePod(ctx context.Context, uid types.UID, old, curr
 		if e.Type == ContainerChanged {
 			continue // not reliable, and nobody acts on it (as upstream)
 		}
+		g.cfg.Journal.Record(journal.Event{Source: journal.SourcePLEG, Kind: string(e.Type), Pod: journal.PodKey(pod.Namespace, pod.Name),
+			UID: string(uid), Fields: map[string]string{"id": fmt.Sprint(e.Data)}})
 		g.send(logger, e)
 	}
 }

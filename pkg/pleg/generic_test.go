@@ -16,6 +16,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // fakeRuntime returns scripted pods. GetPods steps the clock by listLatency, so a test can tell
@@ -485,5 +486,33 @@ func TestNewValidates(t *testing.T) {
 				t.Errorf("defaults = period %s, threshold %s, capacity %d, clock %v", g.cfg.RelistPeriod, g.cfg.RelistThreshold, cap(g.events), g.cfg.Clock)
 			}
 		})
+	}
+}
+
+// The journal gets every event PLEG sends, named by pod (namespace/name) and container or
+// sandbox ID — also for a pod that is gone from the runtime — and none of ContainerChanged.
+func TestRelistRecordsEventsInTheJournal(t *testing.T) {
+	j := journal.New(16)
+	g, rt, _ := newTestPLEG(t, Config{Journal: j})
+	ctx := context.Background()
+	rt.set(runningPod("a", sandbox("s1", runtimeapi.PodSandboxState_SANDBOX_READY),
+		ctr("c1", runtimeapi.ContainerState_CONTAINER_RUNNING), ctr("c2", runtimeapi.ContainerState_CONTAINER_CREATED)))
+	g.Relist(ctx)
+	rt.set()
+	g.Relist(ctx)
+
+	var got []string
+	for _, e := range j.Since(0, journal.Filter{}) {
+		if e.Source != journal.SourcePLEG || e.Pod != "default/pod-a" || e.UID != "a" {
+			t.Errorf("event %+v: want source pleg, pod default/pod-a, UID a", e)
+		}
+		got = append(got, e.Kind+"/"+e.Fields["id"])
+	}
+	want := []string{
+		"ContainerStarted/c1", "ContainerStarted/s1",
+		"ContainerDied/c1", "ContainerRemoved/c1", "ContainerDied/c2", "ContainerRemoved/c2", "ContainerDied/s1", "ContainerRemoved/s1",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("journal %v, want %v", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package podworkers
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // UpdateType says why a pod worker is asked to sync.
@@ -83,6 +85,8 @@ type Config struct {
 	// OnSync, if set, observes every sync: the update type and how long it took (metrics).
 	OnSync func(updateType UpdateType, d time.Duration)
 	Clock  clock.Clock
+	// Journal, if set, records each worker's start and end and each state it enters.
+	Journal *journal.Journal
 }
 
 // podStatus is the worker-side record of one pod.
@@ -173,6 +177,8 @@ func (p *PodWorkers) UpdatePod(update UpdatePodOptions) {
 		p.pods[uid] = st
 		p.wg.Add(1)
 		go p.workerLoop(uid, st)
+		p.note("worker started", update.Pod, nil)
+		p.note(Syncing.String(), update.Pod, map[string]string{"updateType": update.UpdateType.String()})
 	}
 	st.pod, st.mirrorPod = update.Pod, update.MirrorPod
 	if update.UpdateType == SyncPodCreate && st.state != Syncing {
@@ -181,6 +187,7 @@ func (p *PodWorkers) UpdatePod(update UpdatePodOptions) {
 	if next := nextState(st.state, update); next != st.state {
 		st.state = next
 		st.gracePeriod = gracePeriodFor(update.Pod, update.GracePeriodOverride)
+		p.note(next.String(), update.Pod, map[string]string{"updateType": update.UpdateType.String(), "gracePeriod": strconv.FormatInt(st.gracePeriod, 10)})
 	} else if st.state == Terminating {
 		st.gracePeriod = min(st.gracePeriod, gracePeriodFor(update.Pod, update.GracePeriodOverride))
 	}
@@ -195,6 +202,11 @@ func (p *PodWorkers) UpdatePod(update UpdatePodOptions) {
 // workerLoop is the goroutine of one pod: it waits for a signal, then runs one sync.
 func (p *PodWorkers) workerLoop(uid types.UID, st *podStatus) {
 	defer p.wg.Done()
+	defer func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.note("worker done", st.pod, map[string]string{"state": st.state.String()})
+	}()
 	for {
 		select {
 		case <-p.ctx.Done():
@@ -281,6 +293,9 @@ func (p *PodWorkers) transition(st *podStatus, from, to State, grace int64) {
 		if from == Syncing {
 			st.gracePeriod = grace
 		}
+		if to != Finished {
+			p.note(to.String(), st.pod, map[string]string{"gracePeriod": strconv.FormatInt(st.gracePeriod, 10)})
+		}
 	}
 }
 
@@ -333,6 +348,7 @@ func (p *PodWorkers) SyncKnownPods(desired map[types.UID]bool) (map[types.UID]St
 		case st.state == Syncing:
 			st.state = Terminating
 			st.gracePeriod = gracePeriodFor(st.pod, nil)
+			p.note(Terminating.String(), st.pod, map[string]string{"reason": "not desired any more", "gracePeriod": strconv.FormatInt(st.gracePeriod, 10)})
 			st.pending = &UpdatePodOptions{UpdateType: SyncPodKill, Pod: st.pod}
 			select {
 			case st.notify <- struct{}{}:
@@ -370,6 +386,13 @@ func (p *PodWorkers) Count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.pods)
+}
+
+// note records a worker event of pod in the journal; the caller holds p.mu, so events come in the
+// order of the state changes.
+func (p *PodWorkers) note(kind string, pod *corev1.Pod, fields map[string]string) {
+	p.cfg.Journal.Record(journal.Event{Source: journal.SourcePodWorker, Kind: kind,
+		Pod: journal.PodKey(pod.Namespace, pod.Name), UID: string(pod.UID), Fields: fields})
 }
 
 // Wait waits until every worker goroutine has returned (after ctx is done).

@@ -3,6 +3,7 @@ package podworkers
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // recorder is a Syncer that records calls and can be told to fail or to report a terminal pod.
@@ -344,4 +346,53 @@ func TestCreateWhileTerminatingRestarts(t *testing.T) {
 	}
 	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("s", "2")})
 	expect(t, r, "sync:create:2")
+}
+
+// The journal shows a pod's worker life in order: started, syncing, terminating (with the
+// deletion grace period), terminated, done once housekeeping removes it.
+func TestJournalRecordsWorkerLife(t *testing.T) {
+	r := newRecorder()
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	j := journal.New(64)
+	w, err := New(ctx, Config{Syncer: r, Cache: nowCache{}, Clock: testingclock.NewFakeClock(time.Now()), Journal: j})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); w.Wait() })
+
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("j", "1")})
+	expect(t, r, "sync:create:1")
+	deleted := pod("j", "2")
+	deleted.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	deleted.DeletionGracePeriodSeconds = ptr.To[int64](5)
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodUpdate, Pod: deleted})
+	expect(t, r, "terminating", "terminated")
+	waitState(t, w, "j", Finished)
+	_, _ = w.SyncKnownPods(map[types.UID]bool{})
+
+	var got []string
+	var since uint64
+	for len(got) == 0 || got[len(got)-1] != "worker done" {
+		waitCtx, done := context.WithTimeout(ctx, 10*time.Second)
+		page, err := j.Wait(waitCtx, since, journal.Filter{Pod: "default/p-j"})
+		done()
+		if err != nil {
+			t.Fatalf("no worker done in the journal; got %v", got)
+		}
+		for _, e := range page.Events {
+			if e.Source != journal.SourcePodWorker || e.UID != "j" {
+				t.Errorf("event %+v: want source podworker and the pod's UID", e)
+			}
+			got = append(got, e.Kind)
+			if e.Kind == "terminating" && e.Fields["gracePeriod"] != "5" {
+				t.Errorf("terminating with fields %v, want gracePeriod 5", e.Fields)
+			}
+		}
+		since = page.LastSeq
+	}
+	want := []string{"worker started", "syncing", "terminating", "terminated", "worker done"}
+	if !slices.Equal(got, want) {
+		t.Errorf("journal kinds %v, want %v", got, want)
+	}
 }

@@ -102,6 +102,7 @@ func (s *cacheStore[T]) Get(ctx context.Context, namespace, name string) (T, err
 	data.mu.Lock()
 	defer data.mu.Unlock()
 	if data.fetched && data.err == nil && isFresh(data.fetchedAt, s.clock.Now(), s.ttl()) {
+		s.kind.note("cache hit", namespace, name)
 		return data.object, nil
 	}
 
@@ -111,6 +112,7 @@ func (s *cacheStore[T]) Get(ctx context.Context, namespace, name string) (T, err
 		// a quorum read from etcd (upstream util.FromApiserverCache).
 		opts.ResourceVersion = "0"
 	}
+	s.kind.note("get", namespace, name)
 	obj, err := s.kind.get(ctx, namespace, name, opts)
 	switch {
 	case apierrors.IsNotFound(err):

@@ -21,6 +21,7 @@ func (getStore[T]) AddReference(string, string, types.UID)    {}
 func (getStore[T]) DeleteReference(string, string, types.UID) {}
 
 func (s getStore[T]) Get(ctx context.Context, namespace, name string) (T, error) {
+	s.kind.note("get", namespace, name)
 	obj, err := s.kind.get(ctx, namespace, name, metav1.GetOptions{})
 	if err != nil {
 		var zero T

@@ -1,10 +1,13 @@
 package secretmanager
 
 import (
+	"slices"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // Pins simpleSecretManager / simpleConfigMapManager: one GET per call, nothing cached, and
@@ -36,4 +39,43 @@ func TestGetStrategy(t *testing.T) {
 	}
 	r.m.UnregisterPod(pod)
 	r.wantRequests("at the end", "secrets", 4, 0, 0)
+}
+
+// The journal shows what each strategy costs: a GET per Get, a GET then cache hits, or one
+// WATCH then cache hits — each naming the object.
+func TestJournalRecordsRequestsAndCacheHits(t *testing.T) {
+	tests := []struct {
+		strategy Strategy
+		want     []string
+	}{
+		{StrategyGet, []string{"get", "get"}},
+		{StrategyCache, []string{"get", "cache hit"}},
+		{StrategyWatch, []string{"watch", "cache hit", "cache hit"}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.strategy), func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			j := journal.New(16)
+			r := newRig(t, Config{Strategy: tt.strategy, Journal: j}, secret("db", "v1"))
+			r.m.RegisterPod(podWith("web", "uid-1", []string{"db"}, nil))
+			if tt.strategy == StrategyWatch {
+				r.nextWatch(ctx)
+			}
+			for range 2 {
+				if _, err := r.m.GetSecret(ctx, ns, "db"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			for _, e := range j.Since(0, journal.Filter{}) {
+				if e.Source != journal.SourceSecrets || e.Fields["kind"] != "secret" || e.Fields["object"] != ns+"/db" {
+					t.Errorf("event %+v: want source secrets, kind secret, object %s/db", e, ns)
+				}
+				got = append(got, e.Kind)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("journal kinds %v, want %v", got, tt.want)
+			}
+		})
+	}
 }

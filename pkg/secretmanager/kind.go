@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // object is what a store can hold: a typed API object with metadata (*corev1.Secret,
@@ -37,6 +39,15 @@ type kind[T object] struct {
 	newObject func() T
 	// isImmutable reports `immutable: true`; such an object never changes, so its watch can stop.
 	isImmutable func(T) bool
+
+	// journal, if set, is told of every GET and WATCH of an object and of every cache hit.
+	journal *journal.Journal
+}
+
+// note records what happened to namespace/name ("get", "watch", "cache hit") in the journal.
+func (k kind[T]) note(what, namespace, name string) {
+	k.journal.Record(journal.Event{Source: journal.SourceSecrets, Kind: what,
+		Fields: map[string]string{"kind": k.singular, "object": namespace + "/" + name}})
 }
 
 // countFunc is called once per request sent to the API server (Config.Metrics with the kind bound).

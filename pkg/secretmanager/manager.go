@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // Manager is what the kubelet uses to read the Secrets and ConfigMaps of the pods bound to it.
@@ -83,6 +85,9 @@ type Config struct {
 	// Metrics, if set, is called once for every request the manager sends: kind is "secrets" or
 	// "configmaps", verb is "get", "list" or "watch". It must not block.
 	Metrics func(kind, verb string)
+	// Journal, if set, records each GET and WATCH sent for an object, and each Get served from
+	// memory (a cache hit of the Cache or Watch strategy).
+	Journal *journal.Journal
 }
 
 // objectStore holds the objects of one kind for one strategy. There is one implementation per
@@ -125,6 +130,7 @@ func New(cfg Config) (Manager, error) {
 	}
 	secrets := secretKind(cfg.Client, func(verb string) { metrics("secrets", verb) })
 	configMaps := configMapKind(cfg.Client, func(verb string) { metrics("configmaps", verb) })
+	secrets.journal, configMaps.journal = cfg.Journal, cfg.Journal
 	logger := klog.Background().WithName("secretmanager")
 
 	m := &manager{strategy: cfg.Strategy, logger: logger, pods: map[podKey]*corev1.Pod{}}

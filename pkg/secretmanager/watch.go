@@ -151,6 +151,7 @@ func (s *watchStore[T]) Get(ctx context.Context, namespace, name string) (T, err
 	if !ok {
 		return zero, apierrors.NewNotFound(s.kind.resource, name)
 	}
+	s.kind.note("cache hit", namespace, name)
 	if s.kind.isImmutable(obj) {
 		s.stopImmutable(key, item)
 	}
@@ -201,6 +202,7 @@ func (s *watchStore[T]) startWatch(key objectKey) *watchItem[T] {
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			opts.FieldSelector = selector
+			s.kind.note("watch", key.namespace, key.name)
 			return s.kind.watch(ctx, key.namespace, opts)
 		},
 	}

@@ -159,6 +159,7 @@ const (
 //	/checkpoint/*          → checkpoint
 //	/statusz               → statusz
 //	/flagz                 → configz
+//	/debug/journal, /debug/journal/ui → proxy, as upstream's /debug/pprof (minikubelet's journal)
 //	anything else          → proxy (/exec, /attach, /portForward, /run, /containerLogs, /spec, /debug, …)
 //
 // So a user allowed nodes/proxy may do everything, and a monitoring agent allowed only

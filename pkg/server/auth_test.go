@@ -21,6 +21,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // Pins upstream GetRequestAttributes (pkg/kubelet/server/auth.go, v1.36 with
@@ -53,6 +55,8 @@ func TestRequestAttributes(t *testing.T) {
 		{"POST", "/run/default/web/app", "create", []string{"proxy"}},
 		{"GET", "/containerLogs/default/web/app", "get", []string{"proxy"}},
 		{"GET", "/debug/pprof/", "get", []string{"proxy"}},
+		{"GET", "/debug/journal", "get", []string{"proxy"}}, // minikubelet's journal, like upstream's /debug paths
+		{"GET", "/debug/journal/ui", "get", []string{"proxy"}},
 		{"PUT", "/statsfoo", "update", []string{"proxy"}}, // a prefix is not a subpath
 		{"PATCH", "/metricsfoo", "patch", []string{"proxy"}},
 		{"DELETE", "/podsx", "delete", []string{"proxy"}},
@@ -128,6 +132,7 @@ func startAuthTestEnv(t *testing.T) *authTestEnv {
 		Client:       client,
 		Host:         &fakeHost{pods: []*corev1.Pod{testPod()}},
 		Streaming:    &fakeStreaming{},
+		Journal:      testJournal(),
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -308,5 +313,34 @@ func TestAnonymous(t *testing.T) {
 	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	if rec.Code != http.StatusUnauthorized {
 		t.Errorf("anonymous /healthz with anonymous auth off: got %d, want 401", rec.Code)
+	}
+}
+
+func testJournal() *journal.Journal {
+	j := journal.New(8)
+	j.Record(journal.Event{Source: journal.SourceCRI, Kind: "StartContainer", Pod: "default/web"})
+	return j
+}
+
+// /debug/journal and its page are behind the same authentication as every route, and are
+// authorized as nodes/proxy, like upstream's /debug paths: the journal shows every pod's life.
+func TestJournalNeedsAuthAndNodesProxy(t *testing.T) {
+	env := startAuthTestEnv(t)
+	for _, path := range []string{journal.Path, journal.UIPath} {
+		if code, _ := env.get(t, env.client(t), path, ""); code != http.StatusUnauthorized {
+			t.Errorf("GET %s without credentials: %d, want 401", path, code)
+		}
+		code, body := env.get(t, env.client(t, env.ca.clientCert(t, "carol")), path, "")
+		if want := "subresource(s)=[proxy]"; code != http.StatusForbidden || !strings.Contains(body, want) {
+			t.Errorf("GET %s as carol (nodes/pods only): %d %q, want 403 naming %s", path, code, body, want)
+		}
+		if code, body := env.get(t, env.client(t), path, "alice-token"); code != http.StatusOK {
+			t.Errorf("GET %s as alice (nodes/proxy): %d %q, want 200", path, code, body)
+		}
+	}
+	_, body := env.get(t, env.client(t), journal.Path+"?pod=default/web", "alice-token")
+	var page journal.Page
+	if err := json.Unmarshal([]byte(body), &page); err != nil || len(page.Events) != 1 || page.Events[0].Kind != "StartContainer" {
+		t.Errorf("journal page %q (%v), want the one StartContainer event", body, err)
 	}
 }

@@ -34,6 +34,8 @@
 // node, verb from the HTTP method (GET get, POST create, PUT update, PATCH patch, DELETE delete),
 // subresource from the path (/stats → stats, /metrics → metrics, /logs → log, /pods → pods or
 // proxy, /healthz → healthz or proxy, /configz → configz or proxy, everything else → proxy).
+// minikubelet adds /debug/journal and /debug/journal/ui (pkg/journal, when Config.Journal is set),
+// which fall under "everything else": nodes/proxy, as upstream's /debug paths.
 // Every route, /healthz included, is behind authentication and authorization, as upstream.
 //
 // Simplified compared to upstream:

@@ -24,6 +24,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 const (
@@ -139,6 +141,9 @@ type Config struct {
 	Metrics prometheus.Gatherer
 	// Configz, if set, returns the running configuration, served on /configz as {"kubeletconfig": …}.
 	Configz func() any
+	// Journal, if set, is served on /debug/journal (JSON) and /debug/journal/ui (a page), both
+	// authorized as nodes/proxy like upstream's other /debug paths.
+	Journal *journal.Journal
 
 	// Clock decides whether a self-signed certificate on disk is still valid (default: real clock).
 	Clock clock.PassiveClock
@@ -320,6 +325,9 @@ func (s *Server) routes() *http.ServeMux {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	}
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.getContainerLogs)
+	if s.cfg.Journal != nil {
+		journal.Routes(mux, s.cfg.Journal) // /debug/journal, /debug/journal/ui
+	}
 
 	// kubectl exec/attach/port-forward come as upgrade requests; upstream accepts GET and POST.
 	for _, method := range []string{http.MethodGet, http.MethodPost} {

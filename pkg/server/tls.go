@@ -55,7 +55,8 @@ func servingCertificate(cfg Config) (tls.Certificate, servingCertInfo, error) {
 	if err != nil {
 		return tls.Certificate{}, servingCertInfo{}, fmt.Errorf("generate self-signed serving certificate for node %q: %w", cfg.NodeName, err)
 	}
-	if err := os.MkdirAll(cfg.CertDir, 0o755); err != nil {
+	// 0700, as TLS bootstrap creates it: the directory holds private keys (ours and the client's).
+	if err := os.MkdirAll(cfg.CertDir, 0o700); err != nil {
 		return tls.Certificate{}, servingCertInfo{}, fmt.Errorf("create cert dir %q: %w", cfg.CertDir, err)
 	}
 	// The key first: a cert without its key on disk is never reused (LoadX509KeyPair fails).

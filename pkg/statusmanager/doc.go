@@ -15,8 +15,9 @@
 //	   statusChanged? no → nothing (unless the pod is being deleted)            ← pure
 //	   yes → version++ → non-blocking send of the pod UID on syncCh (full? the resync catches up)
 //	                          │
-//	Run: ◀── uid from syncCh ─┤  or every SyncPeriod (10 s): syncAll = every pending entry
-//	                          ▼
+//	Run: ◀── uid from syncCh ─┤  or every SyncPeriod (10 s): syncAll = every pending entry, and
+//	                          │  every entry whose API status (Config.Pods: the kubelet's copy)
+//	                          ▼  differs from what it would write (someone else changed it)
 //	pending? (version > version written, a new API object, or a deletion to finish)  ← pure
 //	   ▼
 //	syncPod: target (the pod, or its mirror pod for a static pod; no mirror yet → next resync)

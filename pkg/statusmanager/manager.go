@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 const (
@@ -41,6 +44,14 @@ type MirrorPodTranslator interface {
 	GetMirrorPodByPod(pod *corev1.Pod) (*corev1.Pod, bool)
 }
 
+// PodGetter returns the kubelet's copy of an API pod, as its pod source last saw it: with the
+// status in the API, which others may have changed (podmanager implements it).
+type PodGetter interface {
+	// GetPodByUID returns the pod and true, or false if the kubelet does not know it. It must not
+	// block; the manager only reads the returned pod.
+	GetPodByUID(uid types.UID) (*corev1.Pod, bool)
+}
+
 // Config configures the status manager.
 type Config struct {
 	// Client writes pods/status and deletes pods. Required.
@@ -57,6 +68,12 @@ type Config struct {
 	// MirrorPods translates a static pod to its mirror pod. Optional: without it, a static pod's
 	// status is written to the API pod of the same name and UID.
 	MirrorPods MirrorPodTranslator
+	// Pods is the kubelet's copy of the API pods. Optional: with it, the resync also rewrites a
+	// status someone else changed in the API (see needsReconcile).
+	Pods PodGetter
+	// Journal, if set, records each version bump, each PATCH sent (with its response code) and
+	// the final delete of a deleted pod.
+	Journal *journal.Journal
 }
 
 // Manager caches the pod statuses the kubelet computes and syncs them to the API server. Create
@@ -189,6 +206,7 @@ func (m *Manager) updateLocked(pod *corev1.Pod, status corev1.PodStatus, force b
 	e.version++
 	e.deleting = e.deleting || pod.DeletionTimestamp != nil
 	m.statuses[pod.UID] = e
+	m.note("version bump", e.pod, map[string]string{"version": strconv.FormatUint(e.version, 10), "phase": string(status.Phase)})
 	select {
 	case m.syncCh <- pod.UID:
 	default:
@@ -226,7 +244,8 @@ func (m *Manager) syncLoopIteration(ctx context.Context, resync <-chan time.Time
 	return true
 }
 
-// syncAll is the resync turn: it syncs every cached pod with something pending.
+// syncAll is the resync turn: it syncs every cached pod with something pending, or whose API
+// status someone else changed (upstream syncBatch: needsUpdate or needsReconcile).
 func (m *Manager) syncAll(ctx context.Context) {
 	m.mu.Lock()
 	uids := make([]types.UID, 0, len(m.statuses))
@@ -236,7 +255,7 @@ func (m *Manager) syncAll(ctx context.Context) {
 	m.mu.Unlock()
 	klog.FromContext(ctx).V(4).Info("Resyncing pod statuses", "pods", len(uids))
 	for _, uid := range uids {
-		if m.pending(uid) {
+		if m.pending(uid) || m.needsReconcile(uid) {
 			m.syncAndLog(ctx, uid)
 		}
 	}
@@ -258,6 +277,29 @@ func (m *Manager) pending(uid types.UID) bool {
 	}
 	target, ok := m.target(e.pod)
 	return ok && needsSync(e, target.UID)
+}
+
+// needsReconcile reports whether the API status of uid, as the kubelet last saw it, differs from
+// what syncPod would write, although the version cached was written: someone else changed it.
+// kcm does so when it marks the pods of a node it thinks is gone not Ready; the kubelet, back in
+// touch, must put its status back (upstream: needsReconcile).
+func (m *Manager) needsReconcile(uid types.UID) bool {
+	m.mu.Lock()
+	e, ok := m.statuses[uid]
+	m.mu.Unlock()
+	if !ok {
+		return false
+	}
+	var seen *corev1.Pod
+	switch {
+	case !isStaticPod(e.pod) && m.cfg.Pods != nil:
+		seen, ok = m.cfg.Pods.GetPodByUID(uid)
+	case isStaticPod(e.pod) && m.cfg.MirrorPods != nil:
+		seen, ok = m.cfg.MirrorPods.GetMirrorPodByPod(e.pod)
+	default:
+		return false
+	}
+	return ok && statusChanged(seen.Status, mergeStatus(seen.Status, e.status))
 }
 
 // target returns the API object that carries pod's status: pod itself, or the mirror pod of a
@@ -292,8 +334,10 @@ func (m *Manager) syncPod(ctx context.Context, uid types.UID) error {
 
 	apiPod, err := pods.Get(ctx, target.Name, metav1.GetOptions{})
 	switch {
-	case apierrors.IsNotFound(err):
-		logger.V(2).Info("Pod no longer exists on the API server; dropping its status", "pod", klog.KObj(e.pod), "podUID", uid)
+	case apierrors.IsNotFound(err), apierrors.IsForbidden(err):
+		// The Node authorizer answers 403, not 404, for a pod that is no longer bound to this node
+		// (a deleted pod has left its graph): either way the pod is not ours to report on.
+		logger.V(2).Info("Pod no longer exists on the API server for this node; dropping its status", "pod", klog.KObj(e.pod), "podUID", uid, "reason", apierrors.ReasonForError(err))
 		m.drop(uid)
 		return nil
 	case err != nil:
@@ -313,7 +357,9 @@ func (m *Manager) syncPod(ctx context.Context, uid types.UID) error {
 		if err != nil {
 			return fmt.Errorf("pod %s/%s: %w", apiPod.Namespace, apiPod.Name, err)
 		}
-		if _, err := pods.Patch(ctx, apiPod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		_, err = pods.Patch(ctx, apiPod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		m.note("PATCH", e.pod, withError(map[string]string{"version": strconv.FormatUint(e.version, 10), "phase": string(merged.Phase), "code": responseCode(err)}, err))
+		if err != nil {
 			return fmt.Errorf("patch status of pod %s/%s: %w", apiPod.Namespace, apiPod.Name, err)
 		}
 		logger.V(2).Info("Updated pod status", "pod", klog.KObj(apiPod), "podUID", uid, "version", e.version, "patch", string(patch))
@@ -335,8 +381,35 @@ func (m *Manager) syncPod(ctx context.Context, uid types.UID) error {
 		return fmt.Errorf("delete terminated pod %s/%s: %w", apiPod.Namespace, apiPod.Name, err)
 	}
 	logger.V(2).Info("Pod fully terminated; removed it from the API server", "pod", klog.KObj(apiPod), "podUID", uid)
+	m.note("delete", e.pod, map[string]string{"code": responseCode(err)})
 	m.drop(uid)
 	return nil
+}
+
+// note records a status event of pod in the journal.
+func (m *Manager) note(kind string, pod *corev1.Pod, fields map[string]string) {
+	m.cfg.Journal.Record(journal.Event{Source: journal.SourceStatus, Kind: kind,
+		Pod: journal.PodKey(pod.Namespace, pod.Name), UID: string(pod.UID), Fields: fields})
+}
+
+// responseCode is the HTTP status code of an API request's answer, for the journal: "200" for
+// success, the code of an API error, "none" when no answer came (timeout, connection refused).
+func responseCode(err error) string {
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		return "200"
+	case errors.As(err, &status) && status.Status().Code != 0:
+		return strconv.Itoa(int(status.Status().Code))
+	}
+	return "none"
+}
+
+func withError(fields map[string]string, err error) map[string]string {
+	if err != nil {
+		fields["error"] = err.Error()
+	}
+	return fields
 }
 
 // recordWritten notes that version of uid's status is now in the API object apiPod, and whether

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +21,8 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 func testPod(uid types.UID) *corev1.Pod {
@@ -184,10 +188,16 @@ func TestSyncPodDropsGoneOrRecreatedPods(t *testing.T) {
 	}{
 		{"not found", nil},
 		{"UID mismatch", []runtime.Object{testPod("uid-new")}},
+		{"forbidden (the Node authorizer, pod no longer bound here)", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m, client, ctx := newTestManager(t, Config{}, tc.objects...)
+			if strings.HasPrefix(tc.name, "forbidden") {
+				client.PrependReactor("get", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "p", errors.New("no relationship found between node and this object"))
+				})
+			}
 			m.SetPodStatus(testPod("uid-old"), corev1.PodStatus{Phase: corev1.PodRunning})
 			if err := m.syncPod(ctx, "uid-old"); err != nil {
 				t.Fatal(err)
@@ -308,6 +318,50 @@ func TestSyncAllRetriesFailedWrites(t *testing.T) {
 	}
 	if api := getAPIPod(t, ctx, client, "db"); api.Status.Phase != corev1.PodRunning {
 		t.Errorf("db phase = %s, want Running after the retry", api.Status.Phase)
+	}
+}
+
+// apiPods is the kubelet's copy of the API pods (podmanager in the kubelet), for Config.Pods.
+type apiPods map[types.UID]*corev1.Pod
+
+func (a apiPods) GetPodByUID(uid types.UID) (*corev1.Pod, bool) {
+	pod, ok := a[uid]
+	return pod, ok
+}
+
+// Upstream needsReconcile: when someone else changes a status the kubelet already wrote — kcm
+// marks the pods of a node it thinks is gone not Ready — the resync writes it back, once the
+// kubelet's copy of the pod shows the change; while the copy agrees, the resync sends nothing.
+func TestSyncAllReconcilesStatusChangedByOthers(t *testing.T) {
+	pod := testPod("uid-1")
+	seen := apiPods{}
+	m, client, ctx := newTestManager(t, Config{Pods: seen}, pod)
+	m.SetPodStatus(pod, corev1.PodStatus{
+		Phase:             corev1.PodRunning,
+		Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+		ContainerStatuses: []corev1.ContainerStatus{running("a", "fake://a", true)},
+	})
+	m.syncAll(ctx)
+	seen[pod.UID] = getAPIPod(t, ctx, client, "web") // the watch delivers what the kubelet wrote
+	client.ClearActions()
+	m.syncAll(ctx)
+	if got := actionVerbs(client.Actions()); len(got) != 0 {
+		t.Fatalf("resync with nothing to do made %v, want nothing", got)
+	}
+
+	notReady := getAPIPod(t, ctx, client, "web")
+	notReady.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "NodeNotReady"}}
+	if _, err := client.CoreV1().Pods("default").UpdateStatus(ctx, notReady, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	seen[pod.UID] = notReady
+	client.ClearActions()
+	m.syncAll(ctx)
+	if got := actionVerbs(client.Actions()); !reflect.DeepEqual(got, []string{"get pods", "patch pods/status"}) {
+		t.Fatalf("resync after kcm's change made %v, want get then patch of pods/status", got)
+	}
+	if c := findCondition(getAPIPod(t, ctx, client, "web").Status.Conditions, corev1.PodReady); c == nil || c.Status != corev1.ConditionTrue {
+		t.Errorf("Ready = %+v after the resync, want True", c)
 	}
 }
 
@@ -526,5 +580,52 @@ func TestMirrorPodTranslation(t *testing.T) {
 	}
 	if m.Len() != 1 {
 		t.Error("the static pod's status was dropped")
+	}
+}
+
+// The journal shows each version bump, each PATCH with the phase it sent and the API server's
+// response code (also a refused one), and the final delete of a deleted pod.
+func TestJournalRecordsVersionsPatchesAndDelete(t *testing.T) {
+	pod := testPod("uid-1")
+	j := journal.New(32)
+	m, client, ctx := newTestManager(t, Config{Journal: j}, pod)
+	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running("a", "fake://a", true)}})
+	if err := m.syncPod(ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	client.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(corev1.Resource("pods"), "web", errors.New("injected"))
+	})
+	deleting := pod.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
+	m.SetPodStatus(deleting, corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{terminated("a", 0)}})
+	if err := m.syncPod(ctx, pod.UID); err == nil {
+		t.Fatal("the refused patch was not reported")
+	}
+	client.ReactionChain = client.ReactionChain[1:]
+	if _, err := client.CoreV1().Pods("default").Update(ctx, deleting, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.syncPod(ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+
+	var got []string
+	for _, e := range j.Since(0, journal.Filter{}) {
+		if e.Source != journal.SourceStatus || e.Pod != "default/web" || e.UID != "uid-1" {
+			t.Errorf("event %+v: want source status, pod default/web, UID uid-1", e)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s %s", e.Kind, e.Fields["version"], e.Fields["phase"], e.Fields["code"]))
+	}
+	want := []string{
+		"version bump 1 Running ",
+		"PATCH 1 Running 200",
+		"version bump 2 Succeeded ",
+		"PATCH 2 Succeeded 409",
+		"PATCH 2 Succeeded 200",
+		"delete   200",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("journal:\n got %q\nwant %q", got, want)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/pkg/logsafe"
 	"github.com/minikubelet/minikubelet/pkg/options"
 	"github.com/minikubelet/minikubelet/pkg/version"
 )
@@ -24,6 +25,8 @@ import (
 // Main runs minikubelet with args (without the program name) and returns the process exit code:
 // 0 on success or a clean shutdown, 1 on any error, which is printed as one line on stderr.
 func Main(args []string, stdout, stderr io.Writer) int {
+	// Whatever -v says, API request and response bodies (Secrets, tokens) are never logged.
+	klog.SetLogFilter(logsafe.BodyFilter{})
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	cmd := NewRootCommand(stdout, stderr)
@@ -81,6 +84,7 @@ Flags follow the real kubelet's; a KubeletConfiguration file can be given with -
 	}
 	cmd.AddCommand(newVersionCommand(), newFakeRuntimeCommand(), newLeaseKeeperCommand())
 	cmd.AddCommand(newDoctorCommand())
+	cmd.AddCommand(newJournalCommand())
 	return cmd
 }
 

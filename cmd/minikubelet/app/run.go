@@ -21,6 +21,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/bootstrap"
 	"github.com/minikubelet/minikubelet/pkg/cri/fake"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
+	"github.com/minikubelet/minikubelet/pkg/journal"
 	"github.com/minikubelet/minikubelet/pkg/kubelet"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/lease"
@@ -104,6 +105,16 @@ func run(ctx context.Context, o *options.Options) error {
 
 	// Metrics, served on :10250/metrics; components observe into it through hooks.
 	metricsRegistry := metrics.New()
+	// The journal ("what just happened?"): components record what they do into it; it is served
+	// on :10250/debug/journal and, with --debug-address, on a loopback listener without auth.
+	eventJournal := journal.New(journal.DefaultSize)
+	if o.DebugAddress != "" {
+		stopDebug, err := startDebugServer(ctx, o.DebugAddress, eventJournal)
+		if err != nil {
+			return err
+		}
+		defer stopDebug()
+	}
 
 	// 7. Node registration and status; the node is Ready only while the runtime is.
 	nodeIP := net.ParseIP(o.NodeIP)
@@ -142,6 +153,7 @@ func run(ctx context.Context, o *options.Options) error {
 		NodeName: o.NodeName,
 		Duration: time.Duration(cfg.NodeLeaseDurationSeconds) * time.Second,
 		OnRenew:  metricsRegistry.ObserveLeaseRenew,
+		Journal:  eventJournal,
 	})
 	if err != nil {
 		return err
@@ -158,13 +170,14 @@ func run(ctx context.Context, o *options.Options) error {
 		Strategy: secretmanager.Strategy(cfg.ConfigMapAndSecretChangeDetectionStrategy),
 		Resync:   cfg.SyncFrequency.Duration,
 		Metrics:  metricsRegistry.CountObjectRequest,
+		Journal:  eventJournal,
 	})
 	if err != nil {
 		return err
 	}
 
 	// 10. Pods: kuberuntime turns pod specs into CRI calls; the Kubelet builds the pod lifecycle on it.
-	runtimeManager, err := kuberuntime.New(kuberuntime.Config{Runtime: cri.Runtime, Image: cri.Image, PodLogsDir: cfg.PodLogsDir})
+	runtimeManager, err := kuberuntime.New(kuberuntime.Config{Runtime: cri.Runtime, Image: cri.Image, PodLogsDir: cfg.PodLogsDir, Journal: eventJournal})
 	if err != nil {
 		return err
 	}
@@ -200,6 +213,7 @@ func run(ctx context.Context, o *options.Options) error {
 		Streaming:            cri.Runtime,
 		Metrics:              metricsRegistry,
 		Configz:              func() any { return cfg },
+		Journal:              eventJournal,
 	}
 	if serving != nil {
 		serverCfg.GetCertificate, serverCfg.GetCertificateFrom = serving.GetCertificate, serving.CurrentPath()
@@ -222,6 +236,7 @@ func run(ctx context.Context, o *options.Options) error {
 			FileCheckFrequency: cfg.FileCheckFrequency.Duration,
 			ServerPort:         cfg.Port,
 			Metrics:            metricsRegistry,
+			Journal:            eventJournal,
 		},
 		Server: serverCfg,
 	})
@@ -262,6 +277,25 @@ func startFakeRuntime(ctx context.Context, socket string) (stop func(), endpoint
 			logger.Error(err, "The fake runtime stopped with an error")
 		}
 	}, rt.Endpoint(), nil
+}
+
+// startDebugServer serves the journal without authentication on the loopback --debug-address
+// until ctx ends; stop ends it and waits for it.
+func startDebugServer(ctx context.Context, addr string, j *journal.Journal) (stop func(), err error) {
+	debug, err := journal.ListenDebug(addr, j)
+	if err != nil {
+		return nil, err // it names the address and the flag
+	}
+	logger := klog.FromContext(ctx).WithName("debug")
+	ctx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
+	served := make(chan error, 1)
+	go func() { served <- debug.Serve(ctx) }()
+	return func() {
+		cancel()
+		if err := <-served; err != nil {
+			logger.Error(err, "The debug listener stopped with an error")
+		}
+	}, nil
 }
 
 // newClients returns the main client (rate-limited by kubeAPIQPS/Burst) and the heartbeat client
