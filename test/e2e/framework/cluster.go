@@ -159,6 +159,12 @@ func (c *Cluster) Stop() {
 		_ = syscall.Kill(-c.supervisor.Process.Pid, syscall.SIGKILL)
 		<-done
 	}
+	// A clean stop removed the state. If it is still there, the supervisor was killed: its own
+	// children died with it, but not a component restarted by StartComponent; stop every
+	// recorded PID.
+	if _, err := os.Stat(filepath.Join(c.stateDir, "state.json")); err == nil {
+		_ = exec.Command("bash", filepath.Join(RepoRoot(), "hack", "cluster", "up.sh"), "down", "--state-dir", c.stateDir).Run()
+	}
 	_ = os.RemoveAll(c.stateDir)
 }
 

@@ -15,10 +15,12 @@ import (
 	"time"
 )
 
-// BuildMinikubelet compiles ./cmd/minikubelet into dir and returns the binary's path.
+// BuildMinikubelet compiles ./cmd/minikubelet into dir, with the race detector, and returns the
+// binary's path. Every process a test starts from it is checked for data races when it ends
+// (StartProcess), so the e2e tests are race tests of the whole kubelet too.
 func BuildMinikubelet(dir string) (string, error) {
 	bin := filepath.Join(dir, "minikubelet")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/minikubelet")
+	cmd := exec.Command("go", "build", "-race", "-o", bin, "./cmd/minikubelet")
 	cmd.Dir = RepoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/minikubelet: %v\n%s", err, out)
@@ -64,12 +66,19 @@ func StartProcess(t *testing.T, bin string, args ...string) *Process {
 		_ = cmd.Process.Signal(syscall.SIGCONT) // in case a test left it stopped
 		_ = cmd.Process.Kill()
 		<-p.done
+		if log := p.Log(); strings.Contains(log, raceReport) {
+			t.Errorf("%s reported a data race (built with -race):\n%s", filepath.Base(bin), log)
+			return
+		}
 		if t.Failed() {
 			t.Logf("--- log of %s %s:\n%s", filepath.Base(bin), strings.Join(args, " "), p.Log())
 		}
 	})
 	return p
 }
+
+// raceReport starts every report of the race detector.
+const raceReport = "WARNING: DATA RACE"
 
 // Log returns everything the process printed so far.
 func (p *Process) Log() string {
@@ -119,6 +128,9 @@ func RunToExit(t *testing.T, timeout time.Duration, bin string, args ...string) 
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("%s %s did not exit within %s; output:\n%s", bin, strings.Join(args, " "), timeout, out)
+	}
+	if strings.Contains(string(out), raceReport) {
+		t.Errorf("%s %s reported a data race (built with -race):\n%s", filepath.Base(bin), strings.Join(args, " "), out)
 	}
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
