@@ -1,0 +1,38 @@
+# shellcheck shell=bash
+# labs/env.sh: what the labs' commands assume, for a second terminal beside `make run`.
+# Source it in the repository's top directory:   source labs/env.sh
+#
+# It follows hack/run.sh (the same CLUSTER_DIR, ROOT_DIR, NODE_NAME and KUBELET_PORT, with the
+# same defaults) and sets:
+#   KUBECONFIG   the admin kubeconfig of the local control plane
+#   PATH         + kubectl v1.36.3 (built with the control plane) and bin/ (minikubelet)
+#   NODE         the node's name (the hostname, lowercased)
+#   RUN          the node's --root-dir; SOCK its fake runtime's CRI socket
+#   kubelet_api  a function: kubelet_api /metrics — curl the kubelet API as the cluster admin
+if [[ ! -f Makefile || ! -d labs ]]; then
+  echo "source labs/env.sh from the repository's top directory" >&2
+  return 1
+fi
+labs_abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+LABS_CLUSTER=$(labs_abs "${CLUSTER_DIR:-_output/cluster}")
+export KUBECONFIG=$LABS_CLUSTER/admin.kubeconfig
+export PATH=${XDG_CACHE_HOME:-$HOME/.cache}/minikubelet/k8s/v1.36.3:$PWD/bin:$PATH
+NODE=${NODE_NAME:-$(hostname | tr '[:upper:]' '[:lower:]')}
+RUN=$(labs_abs "${ROOT_DIR:-_output/run}")
+SOCK=$RUN/fake-runtime.sock
+export NODE RUN SOCK LABS_CLUSTER
+
+# kubelet_api PATH [curl flags]: GET https://127.0.0.1:<port>PATH with the admin's client
+# certificate, trusting the node's self-signed serving certificate.
+kubelet_api() {
+  local path=$1
+  shift
+  curl -sS --cacert "$RUN/pki/kubelet.crt" --cert "$LABS_CLUSTER/pki/admin.crt" --key "$LABS_CLUSTER/pki/admin.key" \
+    "$@" "https://127.0.0.1:${KUBELET_PORT:-10250}$path"
+}
+
+if command -v kubectl >/dev/null; then
+  echo "labs: node $NODE, kubeconfig $KUBECONFIG, fake runtime $SOCK"
+else
+  echo "labs: no kubectl yet: run 'make run' once (it builds the control plane and kubectl)" >&2
+fi
