@@ -13,7 +13,8 @@ type PodActions struct {
 	// KillPod: stop every container and the sandbox (before a new sandbox, or when nothing is
 	// left to run).
 	KillPod bool
-	// CreateSandbox: make a new sandbox, with this Attempt (0 for the first).
+	// CreateSandbox: make a new sandbox, with this Attempt (0 for the first). Without it, Attempt
+	// is the reused sandbox's: the sandbox config sent with CreateContainer must match it.
 	CreateSandbox bool
 	Attempt       uint32
 	// SandboxID is the sandbox to start containers in when no new one is created.
@@ -52,7 +53,7 @@ func computePodActions(pod *corev1.Pod, status *kubecontainer.PodStatus) PodActi
 		}
 		return actions
 	}
-	actions.SandboxID = sandboxID
+	actions.SandboxID, actions.Attempt = sandboxID, attempt
 
 	inSpec := map[string]bool{}
 	keep := 0
