@@ -30,7 +30,7 @@ func checkRuntime(ctx context.Context, endpoint, rootDir string, timeout time.Du
 	if err != nil {
 		if status.Code(err) == codes.Unimplemented {
 			return Result{Status: Fail, Message: "container runtime: " + err.Error(),
-				Fix: "use a runtime that serves CRI v1 (containerd 1.7+, CRI-O 1.26+, or minikubelet fake-runtime serve)"}
+				Fix: "use a runtime that serves CRI v1 (containerd 1.6+, CRI-O 1.26+, or minikubelet fake-runtime serve)"}
 		}
 		socket := strings.TrimPrefix(endpoint, "unix://")
 		return Result{Status: Fail, Message: "container runtime: " + err.Error(),

@@ -46,7 +46,7 @@ func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statu
 	}
 
 	for i := range pod.Spec.Containers {
-		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(pod, &pod.Spec.Containers[i], rs, in, old))
+		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(&pod.Spec.Containers[i], rs, in, old))
 	}
 	st.Phase = podPhase(pod, st.ContainerStatuses)
 	// A terminal phase never goes back (the API server refuses it, and so do we).
@@ -97,7 +97,7 @@ func podCondition(old corev1.PodStatus, typ corev1.PodConditionType, ok bool, re
 
 // containerStatus is the API status of one container: its newest instance's state, the previous
 // instance as lastState, or waiting with the reason the last sync gave.
-func containerStatus(pod *corev1.Pod, c *corev1.Container, rs *kubecontainer.PodStatus, in statusInputs, old corev1.PodStatus) corev1.ContainerStatus {
+func containerStatus(c *corev1.Container, rs *kubecontainer.PodStatus, in statusInputs, old corev1.PodStatus) corev1.ContainerStatus {
 	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image}
 	var instances []*kubecontainer.ContainerStatus
 	for _, inst := range rs.Containers {
@@ -111,10 +111,11 @@ func containerStatus(pod *corev1.Pod, c *corev1.Container, rs *kubecontainer.Pod
 			if prev.Name != c.Name {
 				continue
 			}
-			if finalTermination(pod, old, prev) {
-				// It ended for good (a restarted kubelet with an empty runtime, or GC): that stays
-				// true, and the API server refuses to move it back to waiting. Upstream:
-				// convertToAPIContainerStatuses keeps the old terminated state.
+			if prev.State.Terminated != nil {
+				// It ended and the runtime lost it (a restarted kubelet with an empty runtime, GC):
+				// that stays true until a new instance runs, and the API server refuses a
+				// terminated container of a Never pod going back to waiting. Upstream:
+				// convertToAPIContainerStatuses keeps the old terminated status.
 				prev.Ready, prev.Started = false, ptr.To(false)
 				return prev
 			}
@@ -146,23 +147,6 @@ func containerStatus(pod *corev1.Pod, c *corev1.Container, rs *kubecontainer.Pod
 		}
 	}
 	return cs
-}
-
-// finalTermination reports whether prev, a container's last reported status, is a termination
-// that will not be followed by a restart: the pod is terminal, or its restart policy does not
-// restart this exit.
-func finalTermination(pod *corev1.Pod, old corev1.PodStatus, prev corev1.ContainerStatus) bool {
-	t := prev.State.Terminated
-	switch {
-	case t == nil:
-		return false
-	case old.Phase == corev1.PodSucceeded || old.Phase == corev1.PodFailed:
-		return true
-	case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
-		return true
-	default:
-		return pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && t.ExitCode == 0
-	}
 }
 
 func containerState(c *kubecontainer.ContainerStatus, runtimeName string) corev1.ContainerState {

@@ -126,32 +126,28 @@ func TestAPIStatusKeepsTerminalPhaseAndTransitionTimes(t *testing.T) {
 	}
 }
 
-// A container that ended for good and then vanished from the runtime (a restarted kubelet with an
-// empty runtime, container GC) keeps its terminated state: the API server refuses a terminated
-// container of a restartPolicy Never pod going back to waiting, so anything else is a PATCH that
-// fails every sync. A container that will be restarted shows ContainerCreating.
-func TestLostContainerKeepsFinalTermination(t *testing.T) {
-	terminated := corev1.ContainerStatus{Name: "app", ContainerID: "fake://c1", RestartCount: 0,
+// A container that ended and then vanished from the runtime (a restarted kubelet with an empty
+// runtime, container GC) keeps its terminated state until a new instance runs, as upstream: the
+// API server refuses a terminated container of a restartPolicy Never pod going back to waiting, so
+// anything else is a PATCH that fails every sync.
+func TestLostContainerKeepsItsTermination(t *testing.T) {
+	terminated := corev1.ContainerStatus{Name: "app", ContainerID: "fake://c1", RestartCount: 2,
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}
-	for _, tc := range []struct {
-		policy    corev1.RestartPolicy
-		oldPhase  corev1.PodPhase
-		wantFinal bool
-	}{
-		{corev1.RestartPolicyNever, corev1.PodFailed, true},
-		{corev1.RestartPolicyNever, corev1.PodRunning, true},
-		{corev1.RestartPolicyAlways, corev1.PodRunning, false},
-		{corev1.RestartPolicyOnFailure, corev1.PodRunning, false},
-	} {
-		pod := apiPod(tc.policy)
-		pod.Status = corev1.PodStatus{Phase: tc.oldPhase, ContainerStatuses: []corev1.ContainerStatus{terminated}}
+	for _, policy := range []corev1.RestartPolicy{corev1.RestartPolicyNever, corev1.RestartPolicyAlways} {
+		pod := apiPod(policy)
+		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{terminated}}
 		st := generateAPIPodStatus(pod, &kubecontainer.PodStatus{}, statusInputs{now: now, runtimeName: "fake", nodeIP: "127.0.0.1"})
 		cs := st.ContainerStatuses[0]
-		if got := cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 1 && cs.ContainerID == "fake://c1"; got != tc.wantFinal {
-			t.Errorf("%s, old phase %s: state %+v (id %q); want the old termination kept: %v", tc.policy, tc.oldPhase, cs.State, cs.ContainerID, tc.wantFinal)
+		if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 1 || cs.ContainerID != "fake://c1" || cs.RestartCount != 2 || cs.Ready {
+			t.Errorf("%s: status %+v; want the old termination kept, not ready", policy, cs)
 		}
-		if !tc.wantFinal && (cs.State.Waiting == nil || cs.State.Waiting.Reason != "ContainerCreating") {
-			t.Errorf("%s: state %+v, want waiting ContainerCreating", tc.policy, cs.State)
-		}
+	}
+	// A container that was running when the runtime lost it is waiting again, with its counts.
+	running := corev1.ContainerStatus{Name: "app", RestartCount: 3, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	pod := apiPod(corev1.RestartPolicyAlways)
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running}}
+	cs := generateAPIPodStatus(pod, &kubecontainer.PodStatus{}, statusInputs{now: now, runtimeName: "fake", nodeIP: "127.0.0.1"}).ContainerStatuses[0]
+	if cs.State.Waiting == nil || cs.State.Waiting.Reason != "ContainerCreating" || cs.RestartCount != 3 {
+		t.Errorf("lost running container: %+v, want waiting ContainerCreating with restartCount 3", cs)
 	}
 }

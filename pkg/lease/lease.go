@@ -141,6 +141,15 @@ func (c *Controller) syncOnce(ctx context.Context) (err error) {
 		c.latest = lease
 	}
 	updated, err := leases.Update(ctx, c.desired(ctx, c.latest), metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		// Someone else wrote it since we last did (the lease keeper while we sat at a breakpoint,
+		// or a second kubelet with our name): read it afresh and try once more at once, as
+		// upstream's retryUpdateLease does.
+		var fresh *coordinationv1.Lease
+		if fresh, err = leases.Get(ctx, c.cfg.NodeName, metav1.GetOptions{}); err == nil {
+			updated, err = leases.Update(ctx, c.desired(ctx, fresh), metav1.UpdateOptions{})
+		}
+	}
 	if err != nil {
 		// On a conflict (someone else wrote it) or anything else, read it afresh next time.
 		c.latest = nil

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -116,6 +118,35 @@ func TestSyncOnce(t *testing.T) {
 	}
 	if verbs := actionVerbs(client.Actions()); len(verbs) != 2 || verbs[0] != "get leases" || verbs[1] != "update leases" {
 		t.Errorf("after a failure the heartbeat made %v, want get then update", verbs)
+	}
+}
+
+// Someone else renewed the Lease (the lease keeper during a breakpoint): the next renewal gets a
+// conflict, reads the Lease again and succeeds in the same turn, with no error to log.
+func TestSyncOnceRetriesAConflictAtOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "node-uid"}})
+	c, err := New(Config{Client: client, NodeName: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.syncOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conflicts := 1
+	client.PrependReactor("update", "leases", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if conflicts > 0 {
+			conflicts--
+			return true, nil, apierrors.NewConflict(coordinationv1.Resource("leases"), "n1", errors.New("the object has been modified"))
+		}
+		return false, nil, nil
+	})
+	client.ClearActions()
+	if err := c.syncOnce(ctx); err != nil {
+		t.Fatalf("a conflict was reported as a failed renewal: %v", err)
+	}
+	if verbs := actionVerbs(client.Actions()); len(verbs) != 3 || verbs[1] != "get leases" || verbs[2] != "update leases" {
+		t.Errorf("after a conflict the heartbeat made %v, want update, get, update", verbs)
 	}
 }
 

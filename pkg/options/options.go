@@ -2,6 +2,7 @@ package options
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,7 +149,7 @@ func (o *Options) validate() error {
 	if errs := validation.IsDNS1123Subdomain(o.NodeName); len(errs) > 0 {
 		return fmt.Errorf("node name %q is not a valid DNS subdomain (%s): set --hostname-override to a lowercase name like node-1", o.NodeName, strings.Join(errs, "; "))
 	}
-	if o.NodeIP != "" && parseIP(o.NodeIP) == nil {
+	if o.NodeIP != "" && net.ParseIP(o.NodeIP) == nil {
 		return fmt.Errorf("--node-ip %q is not an IP address: give one like 192.168.1.10", o.NodeIP)
 	}
 	if err := validateNodeLabels(o.NodeLabels); err != nil {

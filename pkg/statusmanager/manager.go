@@ -283,6 +283,15 @@ func (m *Manager) pending(uid types.UID) bool {
 // what syncPod would write, although the version cached was written: someone else changed it.
 // kcm does so when it marks the pods of a node it thinks is gone not Ready; the kubelet, back in
 // touch, must put its status back (upstream: needsReconcile).
+// forgotten reports whether the kubelet no longer knows pod (an API pod it saw deleted).
+func (m *Manager) forgotten(pod *corev1.Pod) bool {
+	if isStaticPod(pod) || m.cfg.Pods == nil {
+		return false
+	}
+	_, known := m.cfg.Pods.GetPodByUID(pod.UID)
+	return !known
+}
+
 func (m *Manager) needsReconcile(uid types.UID) bool {
 	m.mu.Lock()
 	e, ok := m.statuses[uid]
@@ -334,9 +343,9 @@ func (m *Manager) syncPod(ctx context.Context, uid types.UID) error {
 
 	apiPod, err := pods.Get(ctx, target.Name, metav1.GetOptions{})
 	switch {
-	case apierrors.IsNotFound(err), apierrors.IsForbidden(err):
+	case apierrors.IsNotFound(err), apierrors.IsForbidden(err) && m.forgotten(e.pod):
 		// The Node authorizer answers 403, not 404, for a pod that is no longer bound to this node
-		// (a deleted pod has left its graph): either way the pod is not ours to report on.
+		// (a deleted pod has left its graph). Any other 403 (wrong RBAC) is an error a user must see.
 		logger.V(2).Info("Pod no longer exists on the API server for this node; dropping its status", "pod", klog.KObj(e.pod), "podUID", uid, "reason", apierrors.ReasonForError(err))
 		m.drop(uid)
 		return nil

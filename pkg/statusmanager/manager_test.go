@@ -192,7 +192,7 @@ func TestSyncPodDropsGoneOrRecreatedPods(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, client, ctx := newTestManager(t, Config{}, tc.objects...)
+			m, client, ctx := newTestManager(t, Config{Pods: apiPods{}}, tc.objects...)
 			if strings.HasPrefix(tc.name, "forbidden") {
 				client.PrependReactor("get", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
 					return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "p", errors.New("no relationship found between node and this object"))
@@ -215,6 +215,23 @@ func TestSyncPodDropsGoneOrRecreatedPods(t *testing.T) {
 // Upstream syncPod/canBeDeleted: once a pod being deleted has no running container, the kubelet
 // deletes it with grace period 0 and a UID precondition; that is what lets `kubectl delete pod`
 // return. While a container runs, the pod stays.
+// A 403 for a pod the kubelet still has is not "gone": it is an error (wrong RBAC, say), and the
+// status is kept for the next try.
+func TestSyncPodKeepsStatusOnForbiddenForKnownPod(t *testing.T) {
+	pod := testPod("uid-1")
+	m, client, ctx := newTestManager(t, Config{Pods: apiPods{pod.UID: pod}})
+	client.PrependReactor("get", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "p", errors.New("RBAC: access denied"))
+	})
+	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning})
+	if err := m.syncPod(ctx, pod.UID); err == nil || !apierrors.IsForbidden(errors.Unwrap(err)) && !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("syncPod = %v, want the 403 returned", err)
+	}
+	if m.Len() != 1 {
+		t.Errorf("%d statuses cached, want the entry kept", m.Len())
+	}
+}
+
 func TestSyncPodFinishesDeletion(t *testing.T) {
 	tests := []struct {
 		name       string
