@@ -215,5 +215,3 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 	}
 	return nil
 }
-
-func parseIP(s string) net.IP { return net.ParseIP(strings.TrimSpace(s)) }
