@@ -4,7 +4,6 @@
 package doctor
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -17,17 +16,5 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	binDir, err := os.MkdirTemp("", "minikubelet-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	defer os.RemoveAll(binDir)
-	if minikubelet, err = framework.BuildMinikubelet(binDir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := framework.Main(m.Run, framework.Options{}, &cluster)
-	os.RemoveAll(binDir)
-	os.Exit(code)
+	os.Exit(framework.MainWithMinikubelet(m.Run, framework.Options{}, &cluster, &minikubelet))
 }

@@ -181,6 +181,23 @@ func Main(run func() int, opts Options, cluster **Cluster) int {
 	return run()
 }
 
+// MainWithMinikubelet is the whole TestMain of most e2e packages: build minikubelet (with -race)
+// into a temporary directory, start the cluster, run the tests, stop the cluster, remove the
+// binary. It returns the exit code for os.Exit.
+func MainWithMinikubelet(run func() int, opts Options, cluster **Cluster, minikubelet *string) int {
+	binDir, err := os.MkdirTemp("", "minikubelet-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(binDir)
+	if *minikubelet, err = BuildMinikubelet(binDir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return Main(run, opts, cluster)
+}
+
 // KubectlOutput runs the cluster's kubectl as the admin and returns its combined output.
 func (c *Cluster) KubectlOutput(args ...string) (string, error) {
 	cmd := exec.Command(c.Kubectl, append([]string{"--kubeconfig", c.AdminKubeconfig}, args...)...)

@@ -5,7 +5,6 @@
 package proxy
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -24,16 +23,5 @@ func TestMain(m *testing.M) {
 	if done, code := framework.InPrivateNetwork(nodeIP); done {
 		os.Exit(code)
 	}
-	binDir, err := os.MkdirTemp("", "minikubelet-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if minikubelet, err = framework.BuildMinikubelet(binDir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := framework.Main(m.Run, framework.Options{}, &cluster)
-	os.RemoveAll(binDir)
-	os.Exit(code)
+	os.Exit(framework.MainWithMinikubelet(m.Run, framework.Options{}, &cluster, &minikubelet))
 }

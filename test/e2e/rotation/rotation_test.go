@@ -26,18 +26,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	binDir, err := os.MkdirTemp("", "minikubelet-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if minikubelet, err = framework.BuildMinikubelet(binDir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := framework.Main(m.Run, framework.Options{ClusterSigningDuration: 3 * time.Minute}, &cluster)
-	os.RemoveAll(binDir)
-	os.Exit(code)
+	os.Exit(framework.MainWithMinikubelet(m.Run, framework.Options{ClusterSigningDuration: 3 * time.Minute}, &cluster, &minikubelet))
 }
 
 func currentCert(t *testing.T, certDir string) (*x509.Certificate, string) {
