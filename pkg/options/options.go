@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,8 @@ type Flags struct {
 	NodeCapacity       map[string]string // --node-capacity cpu=4,memory=8Gi,…: fake machine size
 	DebugKeepalive     bool              // --debug-keepalive: a child renews the Lease while we sit at a breakpoint
 	DebugAddress       string            // --debug-address: the journal without authentication, on loopback only ("" = off)
+	Nodes              int               // --nodes: how many node agents this process runs (1 = an ordinary kubelet)
+	NodeNamePrefix     string            // --node-name-prefix: with --nodes > 1, node i is named <prefix><i>
 }
 
 // Options is everything `minikubelet` runs with once flags and file are merged and validated.
@@ -85,6 +88,8 @@ func AddFlags(fs *pflag.FlagSet) *Options {
 	fs.DurationVar(&o.ClientCertDuration, "client-cert-duration", 0, "lifetime to request for client certificates (CSR expirationSeconds, at least 10m); 0 leaves it to the signer")
 	fs.StringVar(&o.DebugAddress, "debug-address", "", "serve /debug/journal and /debug/journal/ui without authentication on this loopback address, e.g. 127.0.0.1:10256, for 'minikubelet journal' and a browser on this machine; only 127.0.0.1 or ::1 is accepted (default: off)")
 	fs.BoolVar(&o.DebugKeepalive, "debug-keepalive", false, "start a lease-keeper child that renews the node Lease while minikubelet is stopped by a debugger (or SIGSTOP), so the node stays Ready; for debugging only")
+	fs.IntVar(&o.Nodes, "nodes", 1, "run this many independent node agents in one process, each with its own TLS-bootstrapped identity, Lease, status, pod workers and built-in fake runtime, its files under <root-dir>/<node-name>/ and its kubelet API on an ephemeral port (for scale tests, as kubemark's hollow nodes)")
+	fs.StringVar(&o.NodeNamePrefix, "node-name-prefix", "", "with --nodes > 1, name the nodes <prefix>1 … <prefix>N (default \"<node name>-\")")
 	fs.Var(cliflag.NewMapStringString(&o.NodeCapacity), "node-capacity", "report this capacity instead of the machine's, e.g. cpu=4,memory=8Gi,ephemeral-storage=100Gi (for fake nodes)")
 	o.Config = DefaultConfig()
 	configFlags(fs, &o.Config)
@@ -122,6 +127,17 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 		return fmt.Errorf("--root-dir %q: %w", o.RootDir, err)
 	}
 	o.RootDir = root
+	if o.Nodes > 1 {
+		// Each node agent derives these under <root-dir>/<node-name>/ (see ForNode); one path for
+		// all of them would mix their identities, or let one node's log cleanup delete another's.
+		for _, f := range []struct{ name, value string }{
+			{"--kubeconfig", o.Kubeconfig}, {"--cert-dir", o.CertDir}, {"--pod-logs-dir (config: podLogsDir)", o.Config.PodLogsDir},
+		} {
+			if f.value != "" {
+				return fmt.Errorf("%s cannot be shared by --nodes %d node agents: drop it, each node keeps its own under <root-dir>/<node-name>/", f.name, o.Nodes)
+			}
+		}
+	}
 	if o.CertDir == "" {
 		o.CertDir = filepath.Join(o.RootDir, "pki")
 	}
@@ -142,10 +158,57 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 		}
 		o.NodeName = strings.ToLower(h)
 	}
+	if o.Nodes > 1 && o.NodeNamePrefix == "" {
+		o.NodeNamePrefix = o.NodeName + "-"
+	}
 	return o.validate()
 }
 
+// NodeNames are the names of the node agents this process runs: the node name, or with
+// --nodes N > 1, <prefix>1 … <prefix>N.
+func (o *Options) NodeNames() []string {
+	if o.Nodes <= 1 {
+		return []string{o.NodeName}
+	}
+	names := make([]string, o.Nodes)
+	for i := range names {
+		names[i] = o.NodeNamePrefix + strconv.Itoa(i+1)
+	}
+	return names
+}
+
+// ForNode returns the options of one node agent of --nodes: its own name, and its own root dir
+// <root-dir>/<name>/ with the kubeconfig, certificates, pod logs and fake runtime socket in it.
+// Everything else is shared, read-only.
+func (o *Options) ForNode(name string) *Options {
+	n := *o
+	n.Nodes, n.NodeName = 1, name
+	n.RootDir = filepath.Join(o.RootDir, name)
+	n.CertDir = filepath.Join(n.RootDir, "pki")
+	n.Kubeconfig = filepath.Join(n.RootDir, "kubeconfig")
+	n.Config.PodLogsDir = filepath.Join(n.RootDir, "pod-logs")
+	return &n
+}
+
 func (o *Options) validate() error {
+	if o.Nodes < 1 {
+		return fmt.Errorf("--nodes %d: give 1 (an ordinary kubelet) or more node agents", o.Nodes)
+	}
+	if o.Nodes > 1 {
+		if o.BootstrapKubeconfig == "" {
+			return fmt.Errorf("--nodes %d needs --bootstrap-kubeconfig: each node agent gets its own client certificate (system:node:<name>) by TLS bootstrap", o.Nodes)
+		}
+		if o.ContainerRuntimeEndpoint != "" {
+			return fmt.Errorf("--nodes %d runs each node agent on a built-in fake runtime of its own: drop --container-runtime-endpoint %s (node agents sharing one runtime would remove each other's containers)", o.Nodes, o.ContainerRuntimeEndpoint)
+		}
+		if o.DebugAddress != "" || o.DebugKeepalive {
+			return fmt.Errorf("--debug-address and --debug-keepalive serve one node: run that node as its own minikubelet, without --nodes")
+		}
+		last := o.NodeNames()[o.Nodes-1]
+		if errs := validation.IsDNS1123Subdomain(last); len(errs) > 0 {
+			return fmt.Errorf("--node-name-prefix %q gives node names like %q, which is not a valid DNS subdomain (%s): use a lowercase prefix like fake-", o.NodeNamePrefix, last, strings.Join(errs, "; "))
+		}
+	}
 	if errs := validation.IsDNS1123Subdomain(o.NodeName); len(errs) > 0 {
 		return fmt.Errorf("node name %q is not a valid DNS subdomain (%s): set --hostname-override to a lowercase name like node-1", o.NodeName, strings.Join(errs, "; "))
 	}

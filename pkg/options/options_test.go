@@ -149,3 +149,51 @@ func TestDebugAddress(t *testing.T) {
 		}
 	}
 }
+
+// --nodes N: node i is <prefix>i with everything it writes under <root-dir>/<prefix>i/; a path
+// that all agents would share is refused with the reason, as are settings that serve one node.
+func TestNodesDeriveOneDirectoryPerNode(t *testing.T) {
+	o, err := parse(t, "--nodes", "3", "--node-name-prefix", "fake-", "--bootstrap-kubeconfig", "/b.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(o.NodeNames(), ","); got != "fake-1,fake-2,fake-3" {
+		t.Errorf("NodeNames = %s", got)
+	}
+	n := o.ForNode("fake-2")
+	want := filepath.Join(o.RootDir, "fake-2")
+	if n.NodeName != "fake-2" || n.Nodes != 1 || n.RootDir != want || n.CertDir != filepath.Join(want, "pki") ||
+		n.Kubeconfig != filepath.Join(want, "kubeconfig") || n.Config.PodLogsDir != filepath.Join(want, "pod-logs") {
+		t.Errorf("ForNode = name %s nodes %d root %s certs %s kubeconfig %s logs %s", n.NodeName, n.Nodes, n.RootDir, n.CertDir, n.Kubeconfig, n.Config.PodLogsDir)
+	}
+	if o.NodeName != "node-1" || o.RootDir == want {
+		t.Errorf("ForNode changed the shared options: %s %s", o.NodeName, o.RootDir)
+	}
+
+	// Without a prefix, the nodes are named after the node name.
+	o, err = parse(t, "--nodes", "2", "--bootstrap-kubeconfig", "/b.conf")
+	if err != nil || strings.Join(o.NodeNames(), ",") != "node-1-1,node-1-2" {
+		t.Errorf("default prefix: %v, %v", o.NodeNames(), err)
+	}
+	if o, err := parse(t); err != nil || strings.Join(o.NodeNames(), ",") != "node-1" {
+		t.Errorf("one node: %v", err)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nodes", "0"}, "--nodes 0"},
+		{[]string{"--nodes", "2"}, "--bootstrap-kubeconfig"},
+		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--kubeconfig", "/k"}, "--kubeconfig cannot be shared"},
+		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--cert-dir", "/c"}, "--cert-dir cannot be shared"},
+		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--pod-logs-dir", "/l"}, "--pod-logs-dir"},
+		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--container-runtime-endpoint", "unix:///c.sock"}, "drop --container-runtime-endpoint"},
+		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--debug-address", "127.0.0.1:10256"}, "without --nodes"},
+		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--node-name-prefix", "Fake_"}, "--node-name-prefix \"Fake_\""},
+	} {
+		if _, err := parse(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want it to mention %q", tc.args, err, tc.want)
+		}
+	}
+}

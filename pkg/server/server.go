@@ -88,6 +88,9 @@ type Config struct {
 	Address string
 	// Port defaults to 10250.
 	Port int32
+	// Listener, when set, is served instead of listening on Address:Port; Port must be its port
+	// (--nodes opens one on an ephemeral port for each node agent). Run closes it.
+	Listener net.Listener
 
 	// TLSCertFile and TLSKeyFile are the serving certificate (config tlsCertFile and
 	// tlsPrivateKeyFile). Set both or neither. With neither, a self-signed certificate for
@@ -261,6 +264,9 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Run serves HTTPS on Address:Port until ctx is done, then shuts down gracefully and returns
 // nil. It returns an error if it cannot listen or serving fails.
 func (s *Server) Run(ctx context.Context) error {
+	if s.cfg.Listener != nil {
+		return s.serve(ctx, s.cfg.Listener)
+	}
 	addr := net.JoinHostPort(s.cfg.Address, strconv.Itoa(int(s.cfg.Port)))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

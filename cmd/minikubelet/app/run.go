@@ -36,6 +36,15 @@ import (
 // run builds every component in the order of ARCHITECTURE.md and hands them to the Kubelet.
 // It returns nil on a clean shutdown (ctx cancelled by SIGINT/SIGTERM).
 func run(ctx context.Context, o *options.Options) error {
+	if o.Nodes > 1 {
+		return runNodes(ctx, o)
+	}
+	return runNode(ctx, o, nil)
+}
+
+// runNode runs one node agent. apiListener, when not nil, is where its kubelet API serves
+// (--nodes opens one per node); nil listens on --address:--port.
+func runNode(ctx context.Context, o *options.Options, apiListener net.Listener) error {
 	logger := klog.FromContext(ctx)
 	cfg := &o.Config
 	logger.Info("Starting minikubelet", "version", version.Get().Version, "kubernetes", version.Get().Kubernetes, "node", o.NodeName)
@@ -197,6 +206,7 @@ func run(ctx context.Context, o *options.Options) error {
 	serverCfg := &server.Config{
 		Address:              cfg.Address,
 		Port:                 cfg.Port,
+		Listener:             apiListener,
 		CertDir:              o.CertDir,
 		NodeName:             o.NodeName,
 		Hostnames:            []string{o.NodeName},
