@@ -486,6 +486,9 @@ func (p *pods) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror
 		return false, err
 	}
 	result := p.cfg.Runtime.SyncPod(ctx, pod, rs)
+	if result.Changed {
+		p.pleg.RelistSoon() // the next sync sees the started containers now, not at the next tick
+	}
 	if p.setReasons(pod.UID, result.ContainerErrors) { // show changed waiting reasons now, not at the next sync
 		p.status.SetPodStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod.UID)))
 	}

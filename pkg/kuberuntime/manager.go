@@ -140,6 +140,9 @@ type SyncResult struct {
 	SandboxError error
 	// ContainerErrors by container name.
 	ContainerErrors map[string]ContainerError
+	// Changed reports that the sync killed, created or started something: the runtime now
+	// holds a state the PLEG has not listed yet.
+	Changed bool
 }
 
 // Err joins everything that went wrong, or nil.
@@ -158,6 +161,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	result := SyncResult{ContainerErrors: map[string]ContainerError{}}
 	actions := computePodActions(pod, status)
 	logger.V(4).Info("Computed pod actions", "actions", actions)
+	result.Changed = actions.KillPod || len(actions.ContainersToKill) > 0 || actions.CreateSandbox || len(actions.ContainersToStart) > 0
 
 	// 1. Kill what must go.
 	if actions.KillPod {

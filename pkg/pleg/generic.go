@@ -93,6 +93,8 @@ type Config struct {
 type GenericPLEG struct {
 	cfg    Config
 	events chan *PodLifecycleEvent
+	// soon holds one pending RelistSoon request: more requests while it is full coalesce.
+	soon chan struct{}
 	// started is when New ran: before the first successful relist, health is measured from here.
 	started time.Time
 
@@ -135,6 +137,7 @@ func New(cfg Config) (*GenericPLEG, error) {
 	return &GenericPLEG{
 		cfg:     cfg,
 		events:  make(chan *PodLifecycleEvent, cfg.ChannelCapacity),
+		soon:    make(chan struct{}, 1),
 		started: cfg.Clock.Now(),
 		records: map[types.UID]*kubecontainer.RunningPod{},
 	}, nil
@@ -145,7 +148,8 @@ func (g *GenericPLEG) Watch() <-chan *PodLifecycleEvent {
 	return g.events
 }
 
-// Run relists at once and then every RelistPeriod until ctx is done. It blocks.
+// Run relists at once and then every RelistPeriod, and whenever RelistSoon asks, until ctx is
+// done. It blocks.
 func (g *GenericPLEG) Run(ctx context.Context) {
 	klog.FromContext(ctx).Info("Starting PLEG", "relistPeriod", g.cfg.RelistPeriod, "relistThreshold", g.cfg.RelistThreshold)
 	ticker := g.cfg.Clock.NewTicker(g.cfg.RelistPeriod)
@@ -156,7 +160,21 @@ func (g *GenericPLEG) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C():
+		case <-g.soon:
 		}
+	}
+}
+
+// RelistSoon asks Run for a relist now instead of at the next tick. A pod worker that has just
+// started or stopped containers calls it, so that their new state reaches the pod's status in
+// milliseconds rather than up to RelistPeriod later. Requests made while one is pending coalesce
+// into one relist, so 100 pods starting at once cost a few relists, not 100. (Upstream gets the
+// same effect from the evented PLEG, which listens to the runtime's container events; here the
+// relist stays the only source of truth, it just runs sooner.)
+func (g *GenericPLEG) RelistSoon() {
+	select {
+	case g.soon <- struct{}{}:
+	default: // one is pending already
 	}
 }
 

@@ -450,6 +450,12 @@ func TestRun(t *testing.T) {
 	if e := next(ctx, t, g.Watch()); e.Type != ContainerDied || e.Data != "s1" {
 		t.Fatalf("relist on the tick: %+v", e)
 	}
+	// RelistSoon relists without waiting for the tick.
+	rt.set()
+	g.RelistSoon()
+	if e := next(ctx, t, g.Watch()); e.Type != ContainerRemoved || e.Data != "s1" {
+		t.Fatalf("relist on RelistSoon: %+v", e)
+	}
 	cancel()
 	<-done
 }
