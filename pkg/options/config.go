@@ -52,6 +52,9 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 	if c.KubeAPIBurst == 0 {
 		c.KubeAPIBurst = 100
 	}
+	if c.EnableProfilingHandler == nil {
+		c.EnableProfilingHandler = ptr.To(true) // /debug/pprof on the kubelet API, behind authn/authz
+	}
 	// The kubelet API's authentication and authorization (upstream v1beta1 defaults): no anonymous
 	// requests, bearer tokens checked by TokenReview, every request authorized by SubjectAccessReview.
 	if c.Authentication.Anonymous.Enabled == nil {
@@ -94,6 +97,7 @@ var implementedFields = map[string]bool{
 	"runtimeRequestTimeout": true, "rotateCertificates": true, "serverTLSBootstrap": true, "kubeAPIQPS": true, "kubeAPIBurst": true,
 	"containerRuntimeEndpoint": true, "podLogsDir": true, "syncFrequency": true, "fileCheckFrequency": true,
 	"configMapAndSecretChangeDetectionStrategy": true, "authentication": true, "authorization": true,
+	"enableProfilingHandler": true,
 }
 
 // LoadConfigFile reads a KubeletConfiguration v1beta1 file. Fields it does not know at all are an

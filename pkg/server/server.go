@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -88,6 +89,9 @@ type Config struct {
 	Address string
 	// Port defaults to 10250.
 	Port int32
+	// Profiling serves Go's /debug/pprof/ (config enableProfilingHandler, default true), behind
+	// the same authentication and authorization as everything else (nodes/proxy).
+	Profiling bool
 	// Listener, when set, is served instead of listening on Address:Port; Port must be its port
 	// (--nodes opens one on an ephemeral port for each node agent). Run closes it.
 	Listener net.Listener
@@ -329,6 +333,15 @@ func (s *Server) routes() *http.ServeMux {
 	}
 	if s.cfg.Metrics != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	}
+	if s.cfg.Profiling {
+		// As upstream: go tool pprof https://<node>:10250/debug/pprof/heap with a client
+		// certificate allowed nodes/proxy.
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.getContainerLogs)
 	if s.cfg.Journal != nil {

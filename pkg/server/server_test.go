@@ -53,7 +53,7 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
-// Pins /healthz, /pods, /configz and /metrics (from the registry passed in).
+// Pins /healthz, /pods, /configz, /metrics (from the registry passed in) and /debug/pprof.
 func TestInfoEndpoints(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	syncs := prometheus.NewCounter(prometheus.CounterOpts{Name: "minikubelet_test_syncs_total", Help: "Test counter."})
@@ -63,6 +63,7 @@ func TestInfoEndpoints(t *testing.T) {
 	cfg := openConfig(t, &fakeHost{pods: []*corev1.Pod{testPod()}}, &fakeStreaming{})
 	cfg.Metrics = reg
 	cfg.Configz = func() any { return map[string]any{"maxPods": 110} }
+	cfg.Profiling = true
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -97,12 +98,17 @@ func TestInfoEndpoints(t *testing.T) {
 		t.Errorf("/metrics: got %d, body lacks the registry's counter:\n%s", rec.Code, rec.Body.String())
 	}
 
-	// Without Metrics and Configz those routes do not exist.
+	rec = get("/debug/pprof/heap?debug=1")
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "heap profile") {
+		t.Errorf("/debug/pprof/heap: got %d %.200q, want the heap profile", rec.Code, rec.Body.String())
+	}
+
+	// Without Metrics, Configz and Profiling those routes do not exist.
 	s, err = New(openConfig(t, &fakeHost{}, &fakeStreaming{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"/metrics", "/configz"} {
+	for _, path := range []string{"/metrics", "/configz", "/debug/pprof/heap"} {
 		rec := httptest.NewRecorder()
 		s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		if rec.Code != http.StatusNotFound {

@@ -207,6 +207,7 @@ func runNode(ctx context.Context, o *options.Options, apiListener net.Listener) 
 		Address:              cfg.Address,
 		Port:                 cfg.Port,
 		Listener:             apiListener,
+		Profiling:            *cfg.EnableProfilingHandler,
 		CertDir:              o.CertDir,
 		NodeName:             o.NodeName,
 		Hostnames:            []string{o.NodeName},
