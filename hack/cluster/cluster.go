@@ -51,6 +51,9 @@ type upOptions struct {
 	binDir                 string
 	nodeMonitorGracePeriod time.Duration
 	signingDuration        time.Duration
+	// auditLog, when set, makes kube-apiserver write an audit log there: one JSON line per
+	// request made by a node (group system:nodes), at level Metadata. make bench counts them.
+	auditLog string
 }
 
 type cluster struct {
@@ -203,6 +206,17 @@ func (c *cluster) up(ctx context.Context, o upOptions) error {
 			"--client-ca-file=" + p.path("ca.crt"),
 			"--leader-elect=false",
 		}, fmt.Sprintf("https://127.0.0.1:%d/healthz", ports["kube-scheduler"])},
+	}
+	if o.auditLog != "" {
+		args, err := c.auditArgs(o.auditLog)
+		if err != nil {
+			return err
+		}
+		for i := range steps {
+			if steps[i].name == "kube-apiserver" {
+				steps[i].args = append(steps[i].args, args...)
+			}
+		}
 	}
 	for _, step := range steps {
 		exited, err := c.start(s, step.name, step.args)
@@ -571,4 +585,37 @@ func randomString(n int) (string, error) {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return string(b), nil
+}
+
+// auditPolicy logs every request of a node (the group system:nodes holds every kubelet's
+// identity) once it is answered, and nothing else. A watch is logged when its response starts
+// (ResponseStarted) and again when it ends (ResponseComplete).
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  userGroups: ["system:nodes"]
+- level: None
+`
+
+// auditArgs writes the audit policy into the state dir and returns kube-apiserver's flags for an
+// audit log at path, written synchronously (blocking mode) so a line is there once the request
+// is answered.
+func (c *cluster) auditArgs(path string) ([]string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("--audit-log %s: %w", path, err)
+	}
+	policy := c.path("audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return nil, fmt.Errorf("write the audit policy: %w", err)
+	}
+	return []string{
+		"--audit-policy-file=" + policy,
+		"--audit-log-path=" + abs,
+		"--audit-log-format=json",
+		"--audit-log-mode=blocking",
+		"--audit-log-maxsize=0", "--audit-log-maxbackup=0",
+	}, nil
 }

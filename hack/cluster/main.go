@@ -50,6 +50,7 @@ func run(ctx context.Context, args []string) error {
 	binDir := fs.String("bin-dir", "", "directory holding etcd, kube-apiserver, kube-controller-manager, kube-scheduler (see build.sh)")
 	grace := fs.Duration("node-monitor-grace-period", 40*time.Second, "kube-controller-manager --node-monitor-grace-period: how long a silent node stays Ready")
 	signing := fs.Duration("cluster-signing-duration", 365*24*time.Hour, "kube-controller-manager --cluster-signing-duration: the longest certificate it signs for a CSR")
+	auditLog := fs.String("audit-log", "", "write kube-apiserver's audit log of every request made by a node (group system:nodes) to this file, one JSON line per request (used by make bench)")
 	foreground := fs.Bool("foreground", false, "stay in the foreground after `up`; stop the cluster on SIGTERM/SIGINT or when this process dies (used by the e2e tests)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -60,7 +61,7 @@ func run(ctx context.Context, args []string) error {
 		if *binDir == "" {
 			return fmt.Errorf("--bin-dir is required: run hack/cluster/up.sh, which builds the binaries first")
 		}
-		if err := c.up(ctx, upOptions{binDir: *binDir, nodeMonitorGracePeriod: *grace, signingDuration: *signing}); err != nil {
+		if err := c.up(ctx, upOptions{binDir: *binDir, nodeMonitorGracePeriod: *grace, signingDuration: *signing, auditLog: *auditLog}); err != nil {
 			return err
 		}
 		if *foreground {

@@ -28,6 +28,9 @@ type Options struct {
 	NodeMonitorGracePeriod time.Duration
 	// ClusterSigningDuration is kcm's --cluster-signing-duration (default one year).
 	ClusterSigningDuration time.Duration
+	// AuditLog, when set, is where kube-apiserver writes the audit log of every request a node
+	// makes (hack/cluster up --audit-log); make bench counts the requests of each kubelet in it.
+	AuditLog string
 }
 
 // Cluster is a running control plane.
@@ -73,6 +76,9 @@ func StartCluster(opts Options) (*Cluster, error) {
 		"--state-dir", stateDir,
 		"--node-monitor-grace-period", opts.NodeMonitorGracePeriod.String(),
 		"--cluster-signing-duration", opts.ClusterSigningDuration.String())
+	if opts.AuditLog != "" {
+		cmd.Args = append(cmd.Args, "--audit-log", opts.AuditLog)
+	}
 	cmd.Stderr = os.Stderr
 	// If this test process dies (panic, SIGKILL, timeout), the supervisor gets SIGTERM and stops
 	// the control plane; its components die with it in turn.
