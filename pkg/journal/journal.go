@@ -66,8 +66,10 @@ type Journal struct {
 	clock clock.PassiveClock
 
 	mu sync.Mutex
-	// ring holds the latest events; once full, the oldest is overwritten. It is a fixed-size
-	// slice: ring[(start+i)%len(ring)] is the i-th oldest event, for i < count.
+	// ring holds the latest events: it grows up to size (so an idle node, or each of the agents
+	// of --nodes, does not hold a full ring it never fills), then the oldest is overwritten.
+	// ring[(start+i)%len(ring)] is the i-th oldest event, for i < count; start is 0 until full.
+	size  int
 	ring  []Event
 	start int
 	count int
@@ -87,7 +89,7 @@ func NewWithClock(size int, c clock.PassiveClock) *Journal {
 	if size <= 0 {
 		size = DefaultSize
 	}
-	return &Journal{clock: c, ring: make([]Event, size)}
+	return &Journal{clock: c, size: size}
 }
 
 // Record appends e, setting its Seq and Time, and overwrites the oldest event when the ring is
@@ -101,8 +103,8 @@ func (j *Journal) Record(e Event) {
 	defer j.mu.Unlock()
 	j.seq++
 	e.Seq, e.Time = j.seq, j.clock.Now() // under the lock: Time never goes back as Seq grows
-	if j.count < len(j.ring) {
-		j.ring[(j.start+j.count)%len(j.ring)] = e
+	if j.count < j.size {
+		j.ring = append(j.ring, e)
 		j.count++
 	} else {
 		j.ring[j.start] = e

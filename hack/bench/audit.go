@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// auditLogReader counts a node's API requests in kube-apiserver's audit log (hack/cluster up
+// --audit-log: every request of the group system:nodes, level Metadata, RequestReceived omitted).
+type auditLogReader struct{ path string }
+
+// auditEvent is the part of an audit.k8s.io/v1 Event the bench reads.
+type auditEvent struct {
+	Stage string `json:"stage"`
+	Verb  string `json:"verb"`
+	User  struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+}
+
+// count returns user's requests received in [from, to], by "verb resource[/subresource]". Each
+// request counts once: a watch when its response starts, anything else when it completes. It
+// waits a second first, so requests sent just before `to` are answered and logged.
+func (a *auditLogReader) count(ctx context.Context, user string, from, to time.Time) (map[string]int, error) {
+	if err := sleep(ctx, time.Second); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(a.path)
+	if err != nil {
+		return nil, fmt.Errorf("read the audit log: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	counts := map[string]int{}
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(make([]byte, 1<<20), 16<<20)
+	for scanner.Scan() {
+		var e auditEvent
+		if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
+			continue // a line being written right now
+		}
+		if e.User.Username != user || e.RequestReceivedTimestamp.Before(from) || e.RequestReceivedTimestamp.After(to) {
+			continue
+		}
+		once := e.Stage == "ResponseComplete" || e.Stage == "Panic"
+		if e.Verb == "watch" {
+			once = e.Stage == "ResponseStarted"
+		}
+		if !once {
+			continue
+		}
+		key := e.Verb
+		if e.ObjectRef != nil {
+			key += " " + e.ObjectRef.Resource
+			if e.ObjectRef.Subresource != "" {
+				key += "/" + e.ObjectRef.Subresource
+			}
+		}
+		counts[key]++
+	}
+	return counts, scanner.Err()
+}

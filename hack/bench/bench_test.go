@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A node's request counts once however many stages the audit log has for it (a watch at
+// ResponseStarted, anything else at ResponseComplete); other users and requests outside the
+// window do not count.
+func TestAuditCount(t *testing.T) {
+	at := func(s string) string { return `"requestReceivedTimestamp":"2026-11-24T10:00:` + s + `.000000Z"` }
+	node := `"user":{"username":"system:node:n1"}`
+	lines := []string{
+		`{"stage":"ResponseStarted","verb":"watch",` + node + `,"objectRef":{"resource":"pods"},` + at("05") + `}`,
+		`{"stage":"ResponseComplete","verb":"watch",` + node + `,"objectRef":{"resource":"pods"},` + at("05") + `}`,
+		`{"stage":"ResponseComplete","verb":"get",` + node + `,"objectRef":{"resource":"pods"},` + at("06") + `}`,
+		`{"stage":"ResponseComplete","verb":"patch",` + node + `,"objectRef":{"resource":"pods","subresource":"status"},` + at("07") + `}`,
+		`{"stage":"ResponseComplete","verb":"patch",` + node + `,"objectRef":{"resource":"pods","subresource":"status"},` + at("08") + `}`,
+		`{"stage":"ResponseComplete","verb":"get","user":{"username":"system:node:n2"},"objectRef":{"resource":"pods"},` + at("06") + `}`,
+		`{"stage":"ResponseComplete","verb":"get",` + node + `,"objectRef":{"resource":"pods"},` + at("30") + `}`,
+		`{"stage":"ResponseComplete","verb":"get",` + node + `,"objectRef":{"resour`, // being written
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	from, _ := time.Parse(time.RFC3339, "2026-11-24T10:00:00Z")
+	got, err := (&auditLogReader{path: path}).count(context.Background(), "system:node:n1", from, from.Add(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"watch pods": 1, "get pods": 1, "patch pods/status": 2}
+	if len(got) != len(want) || total(got) != 4 {
+		t.Fatalf("count = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var sorted []float64
+	for i := 1; i <= 100; i++ {
+		sorted = append(sorted, float64(i))
+	}
+	for q, want := range map[float64]float64{0.5: 50, 0.9: 90, 0.99: 99, 1: 100} {
+		if got := percentile(sorted, q); got != want {
+			t.Errorf("p%v = %v, want %v", q*100, got, want)
+		}
+	}
+	if got := percentile([]float64{7}, 0.99); got != 7 {
+		t.Errorf("p99 of one = %v", got)
+	}
+}
+
+// The test process itself: it has resident memory, and burning CPU shows in its CPU time.
+func TestProcessStats(t *testing.T) {
+	m, err := readMemory(os.Getpid())
+	if err != nil || m.RSSKiB <= 0 || m.AnonKiB <= 0 || m.AnonKiB+m.FileKiB > m.RSSKiB+1024 {
+		t.Fatalf("readMemory = %+v, %v", m, err)
+	}
+	before, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Spin until the CPU time has grown by 0.1 s; a broken reader never sees it grow.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		after, err := cpuSeconds(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after-before >= 0.1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CPU seconds still %v (from %v) after 30 s of spinning", after, before)
+		}
+		for x := range 1_000_000 {
+			_ = x * x
+		}
+	}
+}

@@ -1,0 +1,447 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/minikubelet/minikubelet/test/e2e/framework"
+)
+
+type bench struct {
+	cfg     config
+	cluster *framework.Cluster
+	client  kubernetes.Interface // the admin, without a client-side rate limit
+	audit   *auditLogReader
+	work    string
+}
+
+// sideResult is what was measured for one kubelet.
+type sideResult struct {
+	Kubelet        string  `json:"kubelet"`
+	Node           string  `json:"node"`
+	StartToReadyMS float64 `json:"startToReadyMs"`
+	// Idle is the memory 10 s after Ready; WithPods with every pod Running and Ready.
+	Idle     memory `json:"idle"`
+	WithPods memory `json:"withPods"`
+	// IdleCPUSecondsPerMinute and IdleRequestsPerMinute are measured over the idle window.
+	IdleCPUSecondsPerMinute float64        `json:"idleCpuSecondsPerMinute"`
+	IdleRequestsPerMinute   float64        `json:"idleRequestsPerMinute"`
+	IdleRequests            map[string]int `json:"idleRequests"`
+	Pods                    podStartup     `json:"pods"`
+	// RequestsPerPod is the node's API requests from the first pod create until every pod is
+	// gone, divided by the number of pods; PodRequests breaks them down by verb and resource.
+	RequestsPerPod float64        `json:"requestsPerPod"`
+	PodRequests    map[string]int `json:"podRequests"`
+}
+
+// podStartup is created→Running-and-Ready of pods bound at once, as seen by a watch.
+type podStartup struct {
+	N            int       `json:"n"`
+	P50MS        float64   `json:"p50Ms"`
+	P90MS        float64   `json:"p90Ms"`
+	P99MS        float64   `json:"p99Ms"`
+	MaxMS        float64   `json:"maxMs"`
+	WallMS       float64   `json:"wallMs"`       // first create → last Ready
+	DeleteWallMS float64   `json:"deleteWallMs"` // first delete → last one gone from the API
+	LatenciesMS  []float64 `json:"latenciesMs"`
+}
+
+// measure runs one kubelet through the whole sequence: start → Ready, idle, the pod burst, stop.
+func (b *bench) measure(ctx context.Context, s side) (*sideResult, error) {
+	say("%s: start → Ready", s.label)
+	dir := filepath.Join(b.work, s.node)
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	nodes := b.client.CoreV1().Nodes()
+	w, err := nodes.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", s.node).String()})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	p, err := start(s.cmd(s.node, dir, port), filepath.Join(dir, "kubelet.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer b.cleanupNodes(ctx, s.node)
+	defer p.stop()
+	readyAt, err := waitNodeReady(ctx, w, p, 3*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	r := &sideResult{Kubelet: s.label, Node: s.node, StartToReadyMS: ms(readyAt.Sub(p.started))}
+	pid := p.cmd.Process.Pid
+
+	if err := sleep(ctx, 10*time.Second); err != nil {
+		return nil, err
+	}
+	if r.Idle, err = readMemory(pid); err != nil {
+		return nil, err
+	}
+
+	say("%s: idle for %s (CPU, API requests)", s.label, b.cfg.idle)
+	cpu0, err := cpuSeconds(pid)
+	if err != nil {
+		return nil, err
+	}
+	from := time.Now()
+	if err := sleep(ctx, b.cfg.idle); err != nil {
+		return nil, err
+	}
+	to := time.Now()
+	cpu1, err := cpuSeconds(pid)
+	if err != nil {
+		return nil, err
+	}
+	minutes := to.Sub(from).Minutes()
+	r.IdleCPUSecondsPerMinute = (cpu1 - cpu0) / minutes
+	if r.IdleRequests, err = b.audit.count(ctx, "system:node:"+s.node, from, to); err != nil {
+		return nil, err
+	}
+	r.IdleRequestsPerMinute = float64(total(r.IdleRequests)) / minutes
+
+	say("%s: %d pods bound at once by %d creators", s.label, b.cfg.pods, b.cfg.creators)
+	var podsFrom, podsTo time.Time
+	if r.Pods, podsFrom, podsTo, err = b.podBurst(ctx, s.node, func() error {
+		r.WithPods, err = readMemory(pid)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("%w\nthe kubelet's log ends with:\n%s", err, p.logTail())
+	}
+	if r.PodRequests, err = b.audit.count(ctx, "system:node:"+s.node, podsFrom, podsTo); err != nil {
+		return nil, err
+	}
+	r.RequestsPerPod = float64(total(r.PodRequests)) / float64(b.cfg.pods)
+	if p.exited() {
+		return nil, fmt.Errorf("%s exited during the run:\n%s", s.label, p.logTail())
+	}
+	return r, nil
+}
+
+// warmUp runs s until its node is Ready, then stops it and removes the node.
+func (b *bench) warmUp(ctx context.Context, s side) error {
+	s.node += "-warmup"
+	dir := filepath.Join(b.work, s.node)
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	w, err := b.client.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", s.node).String()})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	p, err := start(s.cmd(s.node, dir, port), filepath.Join(dir, "kubelet.log"))
+	if err != nil {
+		return err
+	}
+	defer b.cleanupNodes(ctx, s.node)
+	defer p.stop()
+	_, err = waitNodeReady(ctx, w, p, 3*time.Minute)
+	return err
+}
+
+// waitNodeReady returns when w shows the node Ready=True.
+func waitNodeReady(ctx context.Context, w watch.Interface, p *process, timeout time.Duration) (time.Time, error) {
+	deadline := time.After(timeout)
+	for {
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-deadline:
+			return time.Time{}, fmt.Errorf("node not Ready after %s; the kubelet's log ends with:\n%s", timeout, p.logTail())
+		case <-p.done:
+			return time.Time{}, fmt.Errorf("the kubelet exited before its node was Ready:\n%s", p.logTail())
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				return time.Time{}, fmt.Errorf("the node watch ended")
+			}
+			if node, isNode := e.Object.(*corev1.Node); isNode && nodeReady(node) {
+				return time.Now(), nil
+			}
+		}
+	}
+}
+
+func nodeReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func podReady(pod *corev1.Pod) bool {
+	if pod.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// podBurst creates cfg.pods pods bound to node (10 creators by default), waits until a watch has
+// seen each Running and Ready, calls withPods, then deletes them all and waits until they are
+// gone. It returns the startup numbers and the window [first create, last gone].
+func (b *bench) podBurst(ctx context.Context, node string, withPods func() error) (podStartup, time.Time, time.Time, error) {
+	client := b.client.CoreV1()
+	ns := "bench-" + node
+	if _, err := client.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return podStartup{}, time.Time{}, time.Time{}, err
+	}
+	defer func() { _ = client.Namespaces().Delete(context.WithoutCancel(ctx), ns, metav1.DeleteOptions{}) }()
+	timeout := int64(3600)
+	w, err := client.Pods(ns).Watch(ctx, metav1.ListOptions{TimeoutSeconds: &timeout})
+	if err != nil {
+		return podStartup{}, time.Time{}, time.Time{}, err
+	}
+	defer w.Stop()
+
+	var mu sync.Mutex
+	created, ready := map[string]time.Time{}, map[string]time.Time{}
+	gone := 0
+	changed := make(chan struct{}, 1)
+	go func() {
+		for e := range w.ResultChan() {
+			pod, ok := e.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			now := time.Now()
+			mu.Lock()
+			if _, seen := ready[pod.Name]; !seen && e.Type != watch.Deleted && podReady(pod) {
+				ready[pod.Name] = now
+			}
+			if e.Type == watch.Deleted {
+				gone++
+			}
+			mu.Unlock()
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	waitFor := func(what string, cond func() bool) error {
+		deadline := time.After(5 * time.Minute)
+		for {
+			mu.Lock()
+			ok := cond()
+			mu.Unlock()
+			if ok {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-deadline:
+				return fmt.Errorf("%s: not done after 5m", what)
+			case <-changed:
+			case <-time.After(time.Second):
+			}
+		}
+	}
+
+	names := make([]string, b.cfg.pods)
+	for i := range names {
+		names[i] = fmt.Sprintf("pod-%03d", i)
+	}
+	first := time.Now()
+	if err := parallel(b.cfg.creators, names, func(name string) error {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: corev1.PodSpec{
+				NodeName:   node,
+				Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+			},
+		}
+		mu.Lock()
+		created[name] = time.Now()
+		mu.Unlock()
+		_, err := client.Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return podStartup{}, time.Time{}, time.Time{}, err
+	}
+	if err := waitFor("all pods Running and Ready", func() bool { return len(ready) == len(names) }); err != nil {
+		mu.Lock()
+		n := len(ready)
+		mu.Unlock()
+		return podStartup{}, time.Time{}, time.Time{}, fmt.Errorf("%w (%d of %d)", err, n, len(names))
+	}
+	st := podStartup{N: len(names)}
+	mu.Lock()
+	last := first
+	for _, name := range names {
+		st.LatenciesMS = append(st.LatenciesMS, ms(ready[name].Sub(created[name])))
+		if ready[name].After(last) {
+			last = ready[name]
+		}
+	}
+	mu.Unlock()
+	st.WallMS = ms(last.Sub(first))
+	slices.Sort(st.LatenciesMS)
+	st.P50MS, st.P90MS, st.P99MS = percentile(st.LatenciesMS, 0.50), percentile(st.LatenciesMS, 0.90), percentile(st.LatenciesMS, 0.99)
+	st.MaxMS = st.LatenciesMS[len(st.LatenciesMS)-1]
+
+	if err := sleep(ctx, 2*time.Second); err != nil { // let the last status writes settle
+		return st, first, first, err
+	}
+	if err := withPods(); err != nil {
+		return st, first, first, err
+	}
+
+	// Deletion as kubectl delete does it: the kubelet stops the containers, then removes the pod.
+	delFrom := time.Now()
+	if err := parallel(b.cfg.creators, names, func(name string) error {
+		return client.Pods(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	}); err != nil {
+		return st, first, first, err
+	}
+	if err := waitFor("all pods gone", func() bool { return gone == len(names) }); err != nil {
+		mu.Lock()
+		n := gone
+		mu.Unlock()
+		return st, first, first, fmt.Errorf("%w (%d of %d gone)", err, n, len(names))
+	}
+	allGone := time.Now()
+	st.DeleteWallMS = ms(allGone.Sub(delFrom))
+	return st, first, allGone, nil
+}
+
+// parallel runs do for every item with n workers and returns the first error.
+func parallel(n int, items []string, do func(string) error) error {
+	work := make(chan string)
+	errs := make(chan error, len(items))
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for item := range work {
+				if err := do(item); err != nil {
+					errs <- fmt.Errorf("%s: %w", item, err)
+				}
+			}
+		}()
+	}
+	for _, item := range items {
+		work <- item
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	return <-errs // nil when the channel is empty
+}
+
+// manyResult is one `minikubelet --nodes N` run.
+type manyResult struct {
+	Nodes             int     `json:"nodes"`
+	StartToAllReadyMS float64 `json:"startToAllReadyMs"`
+	Memory            memory  `json:"memory"` // 10 s after every node is Ready
+	RSSPerNodeMB      float64 `json:"rssPerNodeMb"`
+}
+
+func (b *bench) manyNodes(ctx context.Context, bin string, n int) (manyResult, error) {
+	prefix := fmt.Sprintf("multi%d-", n)
+	say("minikubelet --nodes %d --node-name-prefix %s", n, prefix)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s%d", prefix, i+1)
+	}
+	dir := filepath.Join(b.work, strings.TrimSuffix(prefix, "-"))
+	cmd := exec.Command(bin, "--nodes", fmt.Sprint(n), "--node-name-prefix", prefix,
+		"--bootstrap-kubeconfig", b.cluster.BootstrapKubeconfig, "--root-dir", dir,
+		"--node-ip", "127.0.0.1", "--address", "127.0.0.1")
+	p, err := start(cmd, filepath.Join(dir, "kubelet.log"))
+	if err != nil {
+		return manyResult{}, err
+	}
+	defer b.cleanupNodes(ctx, names...)
+	defer p.stop()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		list, err := b.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return manyResult{}, err
+		}
+		readyNodes := 0
+		for i := range list.Items {
+			if strings.HasPrefix(list.Items[i].Name, prefix) && nodeReady(&list.Items[i]) {
+				readyNodes++
+			}
+		}
+		if readyNodes == n {
+			break
+		}
+		if p.exited() || time.Now().After(deadline) {
+			return manyResult{}, fmt.Errorf("%d of %d nodes Ready; the log ends with:\n%s", readyNodes, n, p.logTail())
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return manyResult{}, err
+		}
+	}
+	r := manyResult{Nodes: n, StartToAllReadyMS: ms(time.Since(p.started))}
+	if err := sleep(ctx, 10*time.Second); err != nil {
+		return r, err
+	}
+	if r.Memory, err = readMemory(p.cmd.Process.Pid); err != nil {
+		return r, err
+	}
+	r.RSSPerNodeMB = r.Memory.mb() / float64(n)
+	return r, nil
+}
+
+// cleanupNodes removes what the stopped kubelets leave in the API: their Nodes, Leases and the
+// CSRs (every CSR: the bench's cluster has no others worth keeping).
+func (b *bench) cleanupNodes(ctx context.Context, names ...string) {
+	ctx = context.WithoutCancel(ctx)
+	c := b.client
+	for _, name := range names {
+		_ = c.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+		_ = c.CoordinationV1().Leases("kube-node-lease").Delete(ctx, name, metav1.DeleteOptions{})
+	}
+	_ = c.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+}
+
+func percentile(sorted []float64, q float64) float64 {
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d.Microseconds())/10) / 100 }
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}

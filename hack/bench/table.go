@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// printTable prints both kubelets side by side with the ratio ours/theirs and the issue's
+// targets, then the --nodes runs.
+func printTable(out io.Writer, r *report) {
+	ours, theirs := r.Minikubelet, r.HollowNode
+	fmt.Fprintf(out, "\nminikubelet vs kubemark's hollow node (kubelet v1.36.3), one local control plane, %s\n", r.Machine)
+	fmt.Fprintf(out, "(%d pods bound at once by %d creators; idle window %s; kubeAPIQPS 50, kubeAPIBurst 100 on both)\n\n",
+		r.Config["pods"], r.Config["creators"], r.Config["idle"])
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "metric\tminikubelet\thollow node\tours/theirs\ttarget\t\t")
+	row := func(name string, get func(*sideResult) float64, format, target string, limit float64) {
+		a := get(ours)
+		if theirs == nil {
+			fmt.Fprintf(w, "%s\t"+format+"\t-\t-\t%s\t\t\n", name, a, target)
+			return
+		}
+		t := get(theirs)
+		ratio, verdict := "-", ""
+		if t > 0 {
+			ratio = fmt.Sprintf("%.2f", a/t)
+			if limit > 0 {
+				verdict = "met"
+				if a/t > limit {
+					verdict = "NOT met"
+				}
+			}
+		}
+		fmt.Fprintf(w, "%s\t"+format+"\t"+format+"\t%s\t%s\t%s\t\n", name, a, t, ratio, target, verdict)
+	}
+	pods := fmt.Sprint(r.Config["pods"])
+	row("start → Ready (ms)", func(s *sideResult) float64 { return s.StartToReadyMS }, "%.0f", "≤ 0.50", 0.5)
+	row("RSS idle (MB)", func(s *sideResult) float64 { return s.Idle.mb() }, "%.1f", "≤ 0.33", 1.0/3)
+	row("  anonymous (MB)", func(s *sideResult) float64 { return float64(s.Idle.AnonKiB) / 1024 }, "%.1f", "", 0)
+	row("  file-backed: the binary (MB)", func(s *sideResult) float64 { return float64(s.Idle.FileKiB) / 1024 }, "%.1f", "", 0)
+	row("RSS with "+pods+" pods (MB)", func(s *sideResult) float64 { return s.WithPods.mb() }, "%.1f", "", 0)
+	row("  anonymous (MB)", func(s *sideResult) float64 { return float64(s.WithPods.AnonKiB) / 1024 }, "%.1f", "", 0)
+	row("idle CPU (s per minute)", func(s *sideResult) float64 { return s.IdleCPUSecondsPerMinute }, "%.2f", "≤ 0.50", 0.5)
+	row("API requests per idle minute", func(s *sideResult) float64 { return s.IdleRequestsPerMinute }, "%.1f", "", 0)
+	row(pods+" pods created→Ready p50 (ms)", func(s *sideResult) float64 { return s.Pods.P50MS }, "%.0f", "", 0)
+	row("  p90 (ms)", func(s *sideResult) float64 { return s.Pods.P90MS }, "%.0f", "", 0)
+	row("  p99 (ms)", func(s *sideResult) float64 { return s.Pods.P99MS }, "%.0f", "≤ 0.50", 0.5)
+	row("  max (ms)", func(s *sideResult) float64 { return s.Pods.MaxMS }, "%.0f", "", 0)
+	row("  wall, first create → last Ready (ms)", func(s *sideResult) float64 { return s.Pods.WallMS }, "%.0f", "", 0)
+	row("  delete all → all gone (ms)", func(s *sideResult) float64 { return s.Pods.DeleteWallMS }, "%.0f", "", 0)
+	row("API requests per pod", func(s *sideResult) float64 { return s.RequestsPerPod }, "%.1f", "≤ 1.00", 1)
+	_ = w.Flush()
+
+	fmt.Fprintln(out, "\nAPI requests per pod, by verb and resource:")
+	printBreakdown(out, r, func(s *sideResult) map[string]int { return s.PodRequests }, float64(ours.Pods.N))
+
+	if len(r.ManyNodes) > 0 {
+		fmt.Fprintln(out, "\nminikubelet --nodes N: N node agents in one process (each its own identity, Lease, pod workers, fake runtime)")
+		w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(w, "N\tstart → all Ready (ms)\tRSS (MB)\tanonymous (MB)\tRSS per node (MB)\thollow node: one process per node (MB)\t")
+		for _, m := range r.ManyNodes {
+			hollow := "-"
+			if theirs != nil {
+				hollow = fmt.Sprintf("%.1f", theirs.Idle.mb())
+			}
+			fmt.Fprintf(w, "%d\t%.0f\t%.1f\t%.1f\t%.2f\t%s\t\n", m.Nodes, m.StartToAllReadyMS, m.Memory.mb(), float64(m.Memory.AnonKiB)/1024, m.RSSPerNodeMB, hollow)
+		}
+		_ = w.Flush()
+	}
+}
+
+// printBreakdown prints one line per verb and resource with both sides' counts divided by n.
+func printBreakdown(out io.Writer, r *report, get func(*sideResult) map[string]int, n float64) {
+	keys := map[string]bool{}
+	for _, s := range []*sideResult{r.Minikubelet, r.HollowNode} {
+		if s != nil {
+			for k := range get(s) {
+				keys[k] = true
+			}
+		}
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "request\tminikubelet\thollow node\t")
+	for _, k := range sorted {
+		theirs := "-"
+		if r.HollowNode != nil {
+			theirs = fmt.Sprintf("%.2f", float64(get(r.HollowNode)[k])/n)
+		}
+		fmt.Fprintf(w, "%s\t%.2f\t%s\t\n", strings.TrimSpace(k), float64(get(r.Minikubelet)[k])/n, theirs)
+	}
+	_ = w.Flush()
+}
