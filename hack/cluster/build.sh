@@ -12,6 +12,9 @@ KUBE_VERSION=v1.36.3
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/minikubelet/k8s/${KUBE_VERSION}
 mkdir -p "$cache"
+# Concurrent callers (make bench beside make test, parallel e2e packages) wait for one build.
+exec 9>"$cache/.lock"
+flock 9
 
 # The version ldflags the upstream build (hack/lib/version.sh) sets, so `--version` prints v1.36.3.
 minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}

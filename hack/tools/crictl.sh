@@ -15,6 +15,10 @@ CRI_TOOLS_VERSION=v1.34.0
 module=sigs.k8s.io/cri-tools
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/minikubelet/cri-tools/${CRI_TOOLS_VERSION}
 mkdir -p "$cache"
+# Tests in parallel (several e2e packages, parallel tests) call this at once on a cold cache: one
+# builds, the others wait for it here instead of racing on the same .tmp files.
+exec 9>"$cache/.lock"
+flock 9
 
 if [[ -x "$cache/crictl" && -x "$cache/critest" ]]; then
   echo "$cache"
