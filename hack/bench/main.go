@@ -44,7 +44,7 @@ func main() {
 	flag.IntVar(&cfg.pods, "pods", 100, "pods bound to the node at once (spec.nodeName)")
 	flag.IntVar(&cfg.creators, "creators", 10, "parallel pod creators")
 	flag.StringVar(&nodes, "nodes-list", "50,100", "run `minikubelet --nodes N` for each N and report RSS per node (empty or 0: skip)")
-	flag.StringVar(&cfg.out, "out", "_output/bench", "directory for the JSON results (relative to the repository)")
+	flag.StringVar(&cfg.out, "out", "_output/bench", "directory for the JSON results (a relative path is relative to the repository)")
 	flag.BoolVar(&cfg.kubemark, "kubemark", true, "also measure kubemark's hollow node (false: minikubelet only)")
 	flag.Parse()
 	for _, f := range strings.Split(nodes, ",") {
@@ -156,7 +156,11 @@ func run(ctx context.Context, cfg config) error {
 	}
 
 	printTable(os.Stdout, &rep)
-	return writeJSON(filepath.Join(root, cfg.out), &rep)
+	out := cfg.out
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(root, out)
+	}
+	return writeJSON(out, &rep)
 }
 
 // writeJSON writes bench-<time>.json and latest.json, each atomically.

@@ -1,0 +1,65 @@
+// Package bench checks that `make bench` still runs from a clean tree: a small run of hack/bench
+// (minikubelet only, 5 pods, --nodes 3) must finish and report plausible numbers. The numbers
+// themselves are not judged here; make bench reports them.
+package bench
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/minikubelet/minikubelet/test/e2e/framework"
+)
+
+func TestBenchRuns(t *testing.T) {
+	out := t.TempDir()
+	cmd := exec.Command("go", "run", "./hack/bench", "--kubemark=false", "--pods", "5", "--creators", "2",
+		"--idle", "10s", "--nodes-list", "3", "--out", out)
+	cmd.Dir = framework.RepoRoot()
+	output, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hack/bench: %v\n%s", err, output)
+	}
+	if !strings.Contains(string(output), "API requests per pod") || !strings.Contains(string(output), "RSS per node") {
+		t.Errorf("the table is missing rows:\n%s", output)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "latest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Minikubelet struct {
+			StartToReadyMS float64 `json:"startToReadyMs"`
+			Idle           struct {
+				RSSKiB int64 `json:"rssKiB"`
+			} `json:"idle"`
+			Pods struct {
+				N           int       `json:"n"`
+				LatenciesMS []float64 `json:"latenciesMs"`
+			} `json:"pods"`
+			RequestsPerPod float64        `json:"requestsPerPod"`
+			PodRequests    map[string]int `json:"podRequests"`
+		} `json:"minikubelet"`
+		ManyNodes []struct {
+			Nodes        int     `json:"nodes"`
+			RSSPerNodeMB float64 `json:"rssPerNodeMb"`
+		} `json:"manyNodes"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("latest.json: %v\n%s", err, data)
+	}
+	m := rep.Minikubelet
+	if m.StartToReadyMS <= 0 || m.Idle.RSSKiB <= 0 || m.Pods.N != 5 || len(m.Pods.LatenciesMS) != 5 {
+		t.Errorf("implausible numbers: %+v", m)
+	}
+	// Every pod's status is written and every pod deleted by the node: the audit log saw it.
+	if m.PodRequests["patch pods/status"] < 5 || m.PodRequests["delete pods"] != 5 || m.RequestsPerPod < 2 {
+		t.Errorf("API requests per pod %.1f, by kind %v: the audit log did not see the node's writes", m.RequestsPerPod, m.PodRequests)
+	}
+	if len(rep.ManyNodes) != 1 || rep.ManyNodes[0].Nodes != 3 || rep.ManyNodes[0].RSSPerNodeMB <= 0 {
+		t.Errorf("manyNodes = %+v", rep.ManyNodes)
+	}
+}
