@@ -14,6 +14,7 @@ import (
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -133,10 +134,9 @@ func TestNodeJoinsStaysReadyAndRestarts(t *testing.T) {
 		t.Errorf("addresses = %v", node.Status.Addresses)
 	}
 
-	lease, err := cluster.Client.CoordinationV1().Leases("kube-node-lease").Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The Lease controller starts beside the status loop: the Node may be Ready a moment before
+	// the first Lease exists.
+	lease := waitLease(t, name)
 	if *lease.Spec.HolderIdentity != name || *lease.Spec.LeaseDurationSeconds != 40 ||
 		len(lease.OwnerReferences) != 1 || lease.OwnerReferences[0].UID != node.UID {
 		t.Errorf("lease = %+v owners %+v", lease.Spec, lease.OwnerReferences)
@@ -224,6 +224,21 @@ func TestNodeJoinsStaysReadyAndRestarts(t *testing.T) {
 	if !strings.Contains(restarted.Log(), "Using the existing client certificate") {
 		t.Errorf("the restarted kubelet did not say it reused its certificate:\n%s", restarted.Log())
 	}
+}
+
+// waitLease returns the node's Lease once the lease controller has created it.
+func waitLease(t *testing.T, name string) *coordinationv1.Lease {
+	t.Helper()
+	var lease *coordinationv1.Lease
+	framework.Eventually(t, 20*time.Second, "Lease kube-node-lease/"+name, func() (bool, string) {
+		l, err := cluster.Client.CoordinationV1().Leases("kube-node-lease").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		lease = l
+		return true, ""
+	})
+	return lease
 }
 
 func hasTaint(taints []corev1.Taint, want corev1.Taint) bool {

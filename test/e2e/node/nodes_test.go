@@ -74,9 +74,8 @@ func TestManyNodesInOneProcess(t *testing.T) {
 		if n := len(csrsFor(t, name)); n != 1 {
 			t.Errorf("node %s: %d CSRs, want its own one", name, n)
 		}
-		lease, err := cluster.Client.CoordinationV1().Leases("kube-node-lease").Get(ctx, name, metav1.GetOptions{})
-		if err != nil || *lease.Spec.HolderIdentity != name {
-			t.Errorf("node %s: Lease %v, err %v", name, lease, err)
+		if lease := waitLease(t, name); *lease.Spec.HolderIdentity != name {
+			t.Errorf("node %s: Lease held by %s", name, *lease.Spec.HolderIdentity)
 		}
 		node, err := cluster.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
