@@ -80,7 +80,15 @@ Flags follow the real kubelet's; a KubeletConfiguration file can be given with -
 		if len(opts.IgnoredConfigFields) > 0 {
 			logger.Info("Ignoring KubeletConfiguration fields minikubelet does not implement", "fields", strings.Join(opts.IgnoredConfigFields, ","))
 		}
-		return run(ctx, opts)
+		err := run(ctx, opts)
+		if err != nil && ctx.Err() != nil {
+			// SIGINT/SIGTERM while starting (waiting for the CSR, dialing the runtime): the step
+			// that was interrupted fails with "context canceled", but the user asked to stop, so
+			// this is a clean shutdown, as it is once running.
+			logger.Info("Stopped while starting", "interrupted", err.Error())
+			return nil
+		}
+		return err
 	}
 	cmd.AddCommand(newVersionCommand(), newFakeRuntimeCommand(), newLeaseKeeperCommand())
 	cmd.AddCommand(newDoctorCommand())
