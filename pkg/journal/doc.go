@@ -49,7 +49,8 @@
 //   - Seq counts from 1 without gaps, in the order Record was called; Time never goes back as
 //     Seq grows (both are set under the lock).
 //   - Record never blocks on a reader: followers (Wait) sleep on a channel that Record closes.
-//   - Memory is bounded: the ring has a fixed size; Since returns copies of the kept events.
+//   - Memory is bounded: the ring grows (by doubling) up to its size, never past it; Since
+//     returns copies of the kept events.
 //
 // # Reading it
 //

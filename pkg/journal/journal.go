@@ -104,6 +104,11 @@ func (j *Journal) Record(e Event) {
 	j.seq++
 	e.Seq, e.Time = j.seq, j.clock.Now() // under the lock: Time never goes back as Seq grows
 	if j.count < j.size {
+		if len(j.ring) == cap(j.ring) { // grow by doubling, never past size
+			grown := make([]Event, len(j.ring), min(max(2*cap(j.ring), 64), j.size))
+			copy(grown, j.ring)
+			j.ring = grown
+		}
 		j.ring = append(j.ring, e)
 		j.count++
 	} else {

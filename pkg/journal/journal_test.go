@@ -63,6 +63,7 @@ func TestRingWrapsAround(t *testing.T) {
 		{"since the newest", 4, 6, 6, []uint64{}, 3},
 		{"since ahead (restarted kubelet)", 4, 6, 1 << 63, []uint64{}, 3},
 		{"size 1", 1, 5, 0, []uint64{5}, 5},
+		{"grown past its first allocation, to a size that is no power of two", 100, 250, 240, []uint64{241, 242, 243, 244, 245, 246, 247, 248, 249, 250}, 151},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +75,10 @@ func TestRingWrapsAround(t *testing.T) {
 			}
 			if p.OldestSeq != tt.oldest || p.LastSeq != uint64(tt.recorded) {
 				t.Errorf("bounds = %d..%d, want %d..%d", p.OldestSeq, p.LastSeq, tt.oldest, tt.recorded)
+			}
+			// The ring grows as it fills, but its memory never goes past size events.
+			if cap(j.ring) > tt.size {
+				t.Errorf("ring capacity %d, more than its size %d", cap(j.ring), tt.size)
 			}
 		})
 	}

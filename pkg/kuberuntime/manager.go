@@ -140,8 +140,9 @@ type SyncResult struct {
 	SandboxError error
 	// ContainerErrors by container name.
 	ContainerErrors map[string]ContainerError
-	// Changed reports that the sync killed, created or started something: the runtime now
-	// holds a state the PLEG has not listed yet.
+	// Changed reports that the sync killed, created or started something and it succeeded: the
+	// runtime now holds a state the PLEG has not listed yet. A sync that only met a back-off or
+	// an error leaves it false, so a crash-looping pod does not ask for relists.
 	Changed bool
 }
 
@@ -161,7 +162,6 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	result := SyncResult{ContainerErrors: map[string]ContainerError{}}
 	actions := computePodActions(pod, status)
 	logger.V(4).Info("Computed pod actions", "actions", actions)
-	result.Changed = actions.KillPod || len(actions.ContainersToKill) > 0 || actions.CreateSandbox || len(actions.ContainersToStart) > 0
 
 	// 1. Kill what must go.
 	if actions.KillPod {
@@ -169,12 +169,15 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 			result.SandboxError = err
 			return result
 		}
+		result.Changed = true
 	} else {
 		for id, why := range actions.ContainersToKill {
 			logger.V(2).Info("Killing container", "container", why.Name, "reason", why.Message)
 			if err := m.stopContainer(ctx, refOf(pod), id, why.Name, gracePeriod(pod)); err != nil {
 				result.ContainerErrors[why.Name] = ContainerError{Name: why.Name, Reason: "KillContainerError", Message: err.Error()}
+				continue
 			}
+			result.Changed = true
 		}
 	}
 
@@ -191,6 +194,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 			return result
 		}
 		logger.V(2).Info("Created pod sandbox", "sandbox", id, "attempt", actions.Attempt)
+		result.Changed = true
 		sandboxID = id
 		if st, err := m.runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id}); err == nil {
 			podIP = st.GetStatus().GetNetwork().GetIp()
@@ -209,7 +213,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig, podIP); err != nil {
 			result.ContainerErrors[c.Name] = *err
 			logger.V(2).Info("Container not started", "container", c.Name, "reason", err.Reason, "message", err.Message)
+			continue
 		}
+		result.Changed = true
 	}
 	return result
 }

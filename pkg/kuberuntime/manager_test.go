@@ -87,8 +87,12 @@ func podStatus(t *testing.T, ctx context.Context, m *Manager, pod *corev1.Pod) *
 func TestSyncPodRunsAndKillsAPod(t *testing.T) {
 	m, _, ctx, dir := newFakeRuntime(t)
 	pod := podWithCommand(corev1.RestartPolicyAlways, "sleep", "infinity")
-	if err := m.SyncPod(ctx, pod, podStatus(t, ctx, m, pod)).Err(); err != nil {
+	res := m.SyncPod(ctx, pod, podStatus(t, ctx, m, pod))
+	if err := res.Err(); err != nil {
 		t.Fatal(err)
+	}
+	if !res.Changed {
+		t.Error("a sync that created a sandbox and started a container reports Changed=false (the pod worker would not ask PLEG to relist)")
 	}
 	st := podStatus(t, ctx, m, pod)
 	if len(st.Sandboxes) != 1 || len(st.IPs) != 1 || st.Sandboxes[0].GetLabels()[LabelPodUID] != "uid-1" || st.Sandboxes[0].GetLabels()["app"] != "web" {
@@ -102,9 +106,9 @@ func TestSyncPodRunsAndKillsAPod(t *testing.T) {
 		t.Errorf("pod log directory: %v", err)
 	}
 
-	// A second sync changes nothing.
-	if err := m.SyncPod(ctx, pod, st).Err(); err != nil {
-		t.Fatal(err)
+	// A second sync changes nothing, and says so.
+	if res := m.SyncPod(ctx, pod, st); res.Err() != nil || res.Changed {
+		t.Fatalf("idle sync: err %v, changed %v", res.Err(), res.Changed)
 	}
 	if again := podStatus(t, ctx, m, pod); len(again.Containers) != 1 || len(again.Sandboxes) != 1 {
 		t.Errorf("an idle sync created things: %d containers, %d sandboxes", len(again.Containers), len(again.Sandboxes))
@@ -170,6 +174,9 @@ func TestCrashLoopBackOff(t *testing.T) {
 		e, ok := res.ContainerErrors["app"]
 		if !ok || e.Reason != ReasonCrashLoopBackOff || !strings.Contains(e.Message, "back-off "+wait.String()) {
 			t.Fatalf("during back-off %s: %+v", wait, res.ContainerErrors)
+		}
+		if res.Changed {
+			t.Fatalf("a sync that only met the back-off reports Changed (a crash-looping pod would relist on every sync)")
 		}
 		clk.Step(wait)
 		if err := m.SyncPod(ctx, pod, st).Err(); err != nil {

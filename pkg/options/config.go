@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"sort"
 	"strings"
@@ -97,7 +98,7 @@ var implementedFields = map[string]bool{
 	"runtimeRequestTimeout": true, "rotateCertificates": true, "serverTLSBootstrap": true, "kubeAPIQPS": true, "kubeAPIBurst": true,
 	"containerRuntimeEndpoint": true, "podLogsDir": true, "syncFrequency": true, "fileCheckFrequency": true,
 	"configMapAndSecretChangeDetectionStrategy": true, "authentication": true, "authorization": true,
-	"enableProfilingHandler": true,
+	"enableProfilingHandler": true, "podCIDR": true,
 }
 
 // LoadConfigFile reads a KubeletConfiguration v1beta1 file. Fields it does not know at all are an
@@ -198,6 +199,11 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 	}
 	if c.SyncFrequency.Duration <= 0 {
 		errs = append(errs, "syncFrequency must be positive")
+	}
+	if c.PodCIDR != "" {
+		if p, err := netip.ParsePrefix(c.PodCIDR); err != nil || !p.Addr().Is4() || p.Bits() > 30 {
+			errs = append(errs, fmt.Sprintf("podCIDR (--pod-cidr) %q must be an IPv4 range of /30 or larger, like 10.88.0.0/16", c.PodCIDR))
+		}
 	}
 	if c.FileCheckFrequency.Duration <= 0 {
 		errs = append(errs, "fileCheckFrequency must be positive")

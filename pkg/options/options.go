@@ -65,6 +65,7 @@ func configFlags(fs *pflag.FlagSet, c *kubeletconfig.KubeletConfiguration) {
 	fs.Int32Var(&c.MaxPods, "max-pods", c.MaxPods, "number of pods that can run on this node (config: maxPods)")
 	fs.StringVar(&c.PodLogsDir, "pod-logs-dir", c.PodLogsDir, "directory for container logs, <dir>/<namespace>_<pod>_<uid>/<container>/<restart>.log (config: podLogsDir; default <root-dir>/pod-logs)")
 	fs.StringVar(&c.StaticPodPath, "pod-manifest-path", c.StaticPodPath, "directory of static pod manifests (config: staticPodPath)")
+	fs.StringVar(&c.PodCIDR, "pod-cidr", c.PodCIDR, "IPv4 range the built-in fake runtime gives pod IPs from, /30 or larger (config: podCIDR; default 10.88.0.0/16; a real runtime's CNI chooses its own)")
 	fs.DurationVar(&c.NodeStatusUpdateFrequency.Duration, "node-status-update-frequency", c.NodeStatusUpdateFrequency.Duration, "how often the node status is computed (config: nodeStatusUpdateFrequency)")
 	fs.DurationVar(&c.RuntimeRequestTimeout.Duration, "runtime-request-timeout", c.RuntimeRequestTimeout.Duration, "timeout of CRI calls (config: runtimeRequestTimeout)")
 	fs.BoolVar(&c.RotateCertificates, "rotate-certificates", c.RotateCertificates, "rotate the client certificate before it expires (config: rotateCertificates)")
@@ -137,6 +138,13 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 				return fmt.Errorf("%s cannot be shared by --nodes %d node agents: drop it, each node keeps its own under <root-dir>/<node-name>/", f.name, o.Nodes)
 			}
 		}
+		// Nor can these: every agent would run every static pod, or hand out the same pod IPs.
+		if o.Config.StaticPodPath != "" {
+			return fmt.Errorf("--pod-manifest-path (config: staticPodPath) cannot be shared by --nodes %d node agents: each would run every static pod; run static pods on a minikubelet of their own, without --nodes", o.Nodes)
+		}
+		if o.Config.PodCIDR != "" {
+			return fmt.Errorf("podCIDR %s cannot be shared by --nodes %d node agents: drop it, node i gets 10.x.y.0/24 of its own (see ForNode)", o.Config.PodCIDR, o.Nodes)
+		}
 	}
 	if o.CertDir == "" {
 		o.CertDir = filepath.Join(o.RootDir, "pki")
@@ -177,22 +185,33 @@ func (o *Options) NodeNames() []string {
 	return names
 }
 
-// ForNode returns the options of one node agent of --nodes: its own name, and its own root dir
-// <root-dir>/<name>/ with the kubeconfig, certificates, pod logs and fake runtime socket in it.
-// Everything else is shared, read-only.
-func (o *Options) ForNode(name string) *Options {
+// ForNode returns the options of node agent i (1 … --nodes) of --nodes: its own name
+// (NodeNames()[i-1]), its own root dir <root-dir>/<name>/ with the kubeconfig, certificates, pod
+// logs and fake runtime socket in it, and its own podCIDR for its fake runtime's pod IPs,
+// nodePodCIDR(i). Everything else is shared, read-only.
+func (o *Options) ForNode(i int) *Options {
 	n := *o
-	n.Nodes, n.NodeName = 1, name
-	n.RootDir = filepath.Join(o.RootDir, name)
+	n.Nodes, n.NodeName = 1, o.NodeNamePrefix+strconv.Itoa(i)
+	n.RootDir = filepath.Join(o.RootDir, n.NodeName)
 	n.CertDir = filepath.Join(n.RootDir, "pki")
 	n.Kubeconfig = filepath.Join(n.RootDir, "kubeconfig")
 	n.Config.PodLogsDir = filepath.Join(n.RootDir, "pod-logs")
+	n.Config.PodCIDR = nodePodCIDR(i)
 	return &n
 }
 
+// MaxNodes is the most node agents one process runs: each gets a /24 of 10.88.0.0 – 10.255.255.0.
+const MaxNodes = (256 - 88) * 256
+
+// nodePodCIDR is node agent i's pod range: the i-th /24 after 10.88.0.0 (node 1: 10.88.1.0/24,
+// node 256: 10.89.0.0/24), so pods on different nodes never share an IP. Pure.
+func nodePodCIDR(i int) string {
+	return fmt.Sprintf("10.%d.%d.0/24", 88+i/256, i%256)
+}
+
 func (o *Options) validate() error {
-	if o.Nodes < 1 {
-		return fmt.Errorf("--nodes %d: give 1 (an ordinary kubelet) or more node agents", o.Nodes)
+	if o.Nodes < 1 || o.Nodes >= MaxNodes {
+		return fmt.Errorf("--nodes %d: give 1 (an ordinary kubelet) up to %d node agents", o.Nodes, MaxNodes-1)
 	}
 	if o.Nodes > 1 {
 		if o.BootstrapKubeconfig == "" {

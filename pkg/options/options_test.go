@@ -160,11 +160,20 @@ func TestNodesDeriveOneDirectoryPerNode(t *testing.T) {
 	if got := strings.Join(o.NodeNames(), ","); got != "fake-1,fake-2,fake-3" {
 		t.Errorf("NodeNames = %s", got)
 	}
-	n := o.ForNode("fake-2")
+	n := o.ForNode(2)
 	want := filepath.Join(o.RootDir, "fake-2")
 	if n.NodeName != "fake-2" || n.Nodes != 1 || n.RootDir != want || n.CertDir != filepath.Join(want, "pki") ||
 		n.Kubeconfig != filepath.Join(want, "kubeconfig") || n.Config.PodLogsDir != filepath.Join(want, "pod-logs") {
 		t.Errorf("ForNode = name %s nodes %d root %s certs %s kubeconfig %s logs %s", n.NodeName, n.Nodes, n.RootDir, n.CertDir, n.Kubeconfig, n.Config.PodLogsDir)
+	}
+	// Each node's fake runtime hands out pod IPs from a /24 of its own.
+	for i, want := range map[int]string{1: "10.88.1.0/24", 2: "10.88.2.0/24", 255: "10.88.255.0/24", 256: "10.89.0.0/24", MaxNodes - 1: "10.255.255.0/24"} {
+		if got := o.ForNode(i).Config.PodCIDR; got != want {
+			t.Errorf("node %d: podCIDR %s, want %s", i, got, want)
+		}
+		if err := ValidateConfig(&o.ForNode(i).Config); err != nil {
+			t.Errorf("node %d: %v", i, err)
+		}
 	}
 	if o.NodeName != "node-1" || o.RootDir == want {
 		t.Errorf("ForNode changed the shared options: %s %s", o.NodeName, o.RootDir)
@@ -184,6 +193,10 @@ func TestNodesDeriveOneDirectoryPerNode(t *testing.T) {
 		want string
 	}{
 		{[]string{"--nodes", "0"}, "--nodes 0"},
+		{[]string{"--nodes", "43008", "--bootstrap-kubeconfig", "/b"}, "up to 43007 node agents"},
+		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--pod-manifest-path", "/m"}, "each would run every static pod"},
+		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--pod-cidr", "10.1.0.0/16"}, "podCIDR 10.1.0.0/16 cannot be shared"},
+		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--debug-keepalive"}, "without --nodes"},
 		{[]string{"--nodes", "2"}, "--bootstrap-kubeconfig"},
 		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--kubeconfig", "/k"}, "--kubeconfig cannot be shared"},
 		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--cert-dir", "/c"}, "--cert-dir cannot be shared"},
@@ -192,8 +205,37 @@ func TestNodesDeriveOneDirectoryPerNode(t *testing.T) {
 		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--debug-address", "127.0.0.1:10256"}, "without --nodes"},
 		{[]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b", "--node-name-prefix", "Fake_"}, "--node-name-prefix \"Fake_\""},
 	} {
-		if _, err := parse(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: err = %v, want it to mention %q", tc.args, err, tc.want)
-		}
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			if _, err := parse(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// podCIDR (--pod-cidr), as the kubelet's standalone-mode field: the fake runtime's pod range.
+func TestPodCIDR(t *testing.T) {
+	for _, tc := range []struct {
+		cidr    string
+		wantErr bool
+	}{
+		{"10.1.0.0/16", false},
+		{"192.168.7.0/30", false},
+		{"10.1.0.0/31", true},
+		{"fd00::/64", true},
+		{"10.1.0.0", true},
+	} {
+		t.Run(tc.cidr, func(t *testing.T) {
+			o, err := parse(t, "--pod-cidr", tc.cidr)
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "--pod-cidr") {
+					t.Errorf("err = %v, want one naming --pod-cidr", err)
+				}
+				return
+			}
+			if err != nil || o.Config.PodCIDR != tc.cidr {
+				t.Errorf("podCIDR %q, err %v", o.Config.PodCIDR, err)
+			}
+		})
 	}
 }

@@ -11,8 +11,10 @@
 //
 // # The relist loop
 //
-// Run calls Relist at once and then every RelistPeriod (1 s) on the injected clock's ticker.
-// One Relist is:
+// Run calls Relist at once, then every RelistPeriod (1 s) on the injected clock's ticker, and
+// also whenever RelistSoon asks: a pod worker whose sync started or stopped something calls it,
+// so the change reaches the pod's status in milliseconds, not at the next tick. Requests made
+// while one is pending coalesce into one relist. One Relist is:
 //
 //	timestamp := now                         ← before asking the runtime
 //	GetPods(all=true) ──error──▶ log, return (Healthy starts counting)
@@ -53,8 +55,9 @@
 //
 // # Simplified
 //
-// No evented PLEG (CRI GetContainerEvents) yet; no reinspection queue and no on-demand relist of
-// one pod (a pod whose status could not be read simply keeps its old record, so its events come
-// again on the next relist); no PodSync event; no preserving of the pod IP across a teardown;
+// No evented PLEG (CRI GetContainerEvents) yet: RelistSoon gives the same quick reaction to the
+// kubelet's own changes, with the relist still the only source of truth. No reinspection queue
+// and no relist of one pod (a pod whose status could not be read simply keeps its old record, so
+// its events come again on the next relist); no PodSync event; no preserving of the pod IP across a teardown;
 // no metrics beyond the Config.OnRelist hook.
 package pleg

@@ -34,13 +34,15 @@
 // node, verb from the HTTP method (GET get, POST create, PUT update, PATCH patch, DELETE delete),
 // subresource from the path (/stats → stats, /metrics → metrics, /logs → log, /pods → pods or
 // proxy, /healthz → healthz or proxy, /configz → configz or proxy, everything else → proxy).
-// minikubelet adds /debug/journal and /debug/journal/ui (pkg/journal, when Config.Journal is set),
-// which fall under "everything else": nodes/proxy, as upstream's /debug paths.
+// /debug/pprof/ (Config.Profiling, config enableProfilingHandler) is Go's net/http/pprof, as
+// upstream. minikubelet adds /debug/journal and /debug/journal/ui (pkg/journal, when
+// Config.Journal is set). All fall under "everything else": nodes/proxy, as upstream's /debug
+// paths.
 // Every route, /healthz included, is behind authentication and authorization, as upstream.
 //
 // Simplified compared to upstream:
 //   - No /stats (no summary API), /metrics/cadvisor, /metrics/resource, /metrics/probes,
-//     /runningpods, /checkpoint, /logs (node logs), /debug/pprof, /statusz or /flagz routes.
+//     /runningpods, /checkpoint, /logs (node logs), /statusz or /flagz routes.
 //     Their authorization mapping is kept, so the table matches upstream.
 //   - /healthz answers "ok" without health checks.
 //   - No WebSocket-to-SPDY translation in the kubelet (ExtendWebSocketsToKubelet); the API server

@@ -265,8 +265,8 @@ func setDefaultsAndValidate(cfg *Config) error {
 // Handler returns the authenticated and authorized mux (what Run serves), for tests.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Run serves HTTPS on Address:Port until ctx is done, then shuts down gracefully and returns
-// nil. It returns an error if it cannot listen or serving fails.
+// Run serves HTTPS on Config.Listener, or else on Address:Port, until ctx is done, then shuts
+// down gracefully and returns nil. It returns an error if it cannot listen or serving fails.
 func (s *Server) Run(ctx context.Context) error {
 	if s.cfg.Listener != nil {
 		return s.serve(ctx, s.cfg.Listener)

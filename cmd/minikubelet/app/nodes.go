@@ -14,8 +14,9 @@ import (
 
 // runNodes runs the --nodes N node agents of this process, each one runNode with the options of
 // ForNode: its own TLS bootstrap and client certificate (system:node:<name>), Lease, status, pod
-// workers and built-in fake runtime. Nothing but the process is shared, so each agent is exactly
-// the kubelet `minikubelet` runs alone, and the API server's NodeRestriction applies to each.
+// workers and built-in fake runtime with a pod range of its own. Nothing but the process and the
+// read-only options are shared, so each agent is exactly the kubelet `minikubelet` runs alone,
+// and the API server's NodeRestriction applies to each.
 //
 // Each node's kubelet API listens on an ephemeral port of --address, published in its
 // status.daemonEndpoints, which is where the API server looks for it (kubectl logs, exec).
@@ -28,8 +29,8 @@ func runNodes(ctx context.Context, o *options.Options) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var wg sync.WaitGroup
-	for _, name := range names {
-		node := o.ForNode(name)
+	for i, name := range names {
+		node := o.ForNode(i + 1)
 		addr := net.JoinHostPort(node.Config.Address, "0")
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {

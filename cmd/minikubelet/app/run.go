@@ -99,7 +99,7 @@ func runNode(ctx context.Context, o *options.Options, apiListener net.Listener) 
 	// <root-dir>/fake-runtime.sock) unless --container-runtime-endpoint names one.
 	endpoint := o.ContainerRuntimeEndpoint
 	if endpoint == "" {
-		stopFake, ep, err := startFakeRuntime(ctx, filepath.Join(o.RootDir, "fake-runtime.sock"))
+		stopFake, ep, err := startFakeRuntime(ctx, filepath.Join(o.RootDir, "fake-runtime.sock"), cfg.PodCIDR)
 		if err != nil {
 			return err
 		}
@@ -268,9 +268,10 @@ func clientCAData(clientCAFile string, kubeconfigCA []byte, logger klog.Logger) 
 	return kubeconfigCA
 }
 
-// startFakeRuntime serves the fake CRI runtime on socket until ctx ends; stop waits for it.
-func startFakeRuntime(ctx context.Context, socket string) (stop func(), endpoint string, err error) {
-	rt, err := fake.New(fake.Config{Socket: socket})
+// startFakeRuntime serves the fake CRI runtime on socket, with pod IPs from podCIDR ("" = its
+// default), until ctx ends; stop waits for it.
+func startFakeRuntime(ctx context.Context, socket, podCIDR string) (stop func(), endpoint string, err error) {
+	rt, err := fake.New(fake.Config{Socket: socket, PodCIDR: podCIDR})
 	if err != nil {
 		return nil, "", fmt.Errorf("start the built-in fake runtime: %w", err)
 	}
