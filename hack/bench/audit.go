@@ -15,9 +15,10 @@ type auditLogReader struct{ path string }
 
 // auditEvent is the part of an audit.k8s.io/v1 Event the bench reads.
 type auditEvent struct {
-	Stage string `json:"stage"`
-	Verb  string `json:"verb"`
-	User  struct {
+	AuditID string `json:"auditID"`
+	Stage   string `json:"stage"`
+	Verb    string `json:"verb"`
+	User    struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef *struct {
@@ -28,8 +29,9 @@ type auditEvent struct {
 }
 
 // count returns user's requests received in [from, to], by "verb resource[/subresource]". Each
-// request counts once: a watch when its response starts, anything else when it completes. It
-// waits a second first, so requests sent just before `to` are answered and logged.
+// request counts once: a watch when its response starts (a watch refused before it streams has
+// no such stage: when it completes), anything else when it completes. It waits a second first,
+// so requests sent just before `to` are answered and logged.
 func (a *auditLogReader) count(ctx context.Context, user string, from, to time.Time) (map[string]int, error) {
 	if err := sleep(ctx, time.Second); err != nil {
 		return nil, err
@@ -40,6 +42,7 @@ func (a *auditLogReader) count(ctx context.Context, user string, from, to time.T
 	}
 	defer func() { _ = f.Close() }()
 	counts := map[string]int{}
+	watchStarted := map[string]bool{} // by auditID
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(make([]byte, 1<<20), 16<<20)
 	for scanner.Scan() {
@@ -50,11 +53,7 @@ func (a *auditLogReader) count(ctx context.Context, user string, from, to time.T
 		if e.User.Username != user || e.RequestReceivedTimestamp.Before(from) || e.RequestReceivedTimestamp.After(to) {
 			continue
 		}
-		once := e.Stage == "ResponseComplete" || e.Stage == "Panic"
-		if e.Verb == "watch" {
-			once = e.Stage == "ResponseStarted"
-		}
-		if !once {
+		if !countsOnce(e, watchStarted) {
 			continue
 		}
 		key := e.Verb
@@ -67,4 +66,17 @@ func (a *auditLogReader) count(ctx context.Context, user string, from, to time.T
 		counts[key]++
 	}
 	return counts, scanner.Err()
+}
+
+// countsOnce reports whether e is the one stage of its request that is counted; started remembers
+// the watches already counted at ResponseStarted (the log lists a request's stages in order).
+func countsOnce(e auditEvent, started map[string]bool) bool {
+	switch {
+	case e.Verb == "watch" && e.Stage == "ResponseStarted":
+		started[e.AuditID] = true
+		return true
+	case e.Stage == "ResponseComplete" || e.Stage == "Panic":
+		return e.Verb != "watch" || !started[e.AuditID]
+	}
+	return false
 }

@@ -10,14 +10,16 @@ import (
 )
 
 // A node's request counts once however many stages the audit log has for it (a watch at
-// ResponseStarted, anything else at ResponseComplete); other users and requests outside the
-// window do not count.
+// ResponseStarted, or at ResponseComplete if it never streamed; anything else at
+// ResponseComplete); other users and requests outside the window do not count.
 func TestAuditCount(t *testing.T) {
 	at := func(s string) string { return `"requestReceivedTimestamp":"2026-11-24T10:00:` + s + `.000000Z"` }
 	node := `"user":{"username":"system:node:n1"}`
 	lines := []string{
-		`{"stage":"ResponseStarted","verb":"watch",` + node + `,"objectRef":{"resource":"pods"},` + at("05") + `}`,
-		`{"stage":"ResponseComplete","verb":"watch",` + node + `,"objectRef":{"resource":"pods"},` + at("05") + `}`,
+		`{"auditID":"w1","stage":"ResponseStarted","verb":"watch",` + node + `,"objectRef":{"resource":"pods"},` + at("05") + `}`,
+		`{"auditID":"w1","stage":"ResponseComplete","verb":"watch",` + node + `,"objectRef":{"resource":"pods"},` + at("05") + `}`,
+		// A watch refused before it streamed (410, 429) has no ResponseStarted: it counts when it completes.
+		`{"auditID":"w2","stage":"ResponseComplete","verb":"watch",` + node + `,"objectRef":{"resource":"secrets"},` + at("05") + `}`,
 		`{"stage":"ResponseComplete","verb":"get",` + node + `,"objectRef":{"resource":"pods"},` + at("06") + `}`,
 		`{"stage":"ResponseComplete","verb":"patch",` + node + `,"objectRef":{"resource":"pods","subresource":"status"},` + at("07") + `}`,
 		`{"stage":"ResponseComplete","verb":"patch",` + node + `,"objectRef":{"resource":"pods","subresource":"status"},` + at("08") + `}`,
@@ -34,8 +36,8 @@ func TestAuditCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"watch pods": 1, "get pods": 1, "patch pods/status": 2}
-	if len(got) != len(want) || total(got) != 4 {
+	want := map[string]int{"watch pods": 1, "watch secrets": 1, "get pods": 1, "patch pods/status": 2}
+	if len(got) != len(want) || total(got) != 5 {
 		t.Fatalf("count = %v, want %v", got, want)
 	}
 	for k, v := range want {

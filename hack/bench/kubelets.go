@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,8 +20,11 @@ type side struct {
 	label string
 	node  string
 	cmd   func(node, dir string, port int) *exec.Cmd
+	// cleanup, when set, removes what the stopped kubelet left outside dir.
+	cleanup func(p *process)
 }
 
+// minikubeletSide is minikubelet on its built-in fake runtime, with everything under dir.
 func minikubeletSide(bin, bootstrapKubeconfig string) side {
 	return side{label: "minikubelet", node: "bench-minikubelet", cmd: func(node, dir string, port int) *exec.Cmd {
 		return exec.Command(bin,
@@ -30,19 +34,32 @@ func minikubeletSide(bin, bootstrapKubeconfig string) side {
 }
 
 // hollowSide is kubemark --morph=kubelet: the upstream kubelet (pkg/kubelet) with kubemark's
-// fake CRI runtime and image service, fake cAdvisor and a stub container manager. It writes its
-// root and pod-log directories under $TMPDIR, so TMPDIR is pointed into dir.
+// fake CRI runtime and image service, fake cAdvisor and a stub container manager. Its root dir
+// (static pods, pod logs) is always a new /tmp/hollow-kubelet.* (kubemark's hollow_kubelet.go
+// hard-codes /tmp), which it names in its log; cleanup removes it.
 func hollowSide(bin, bootstrapKubeconfig string) side {
 	return side{label: "hollow node", node: "bench-hollow-node", cmd: func(node, dir string, port int) *exec.Cmd {
-		cmd := exec.Command(bin, "--morph=kubelet", "--name="+node,
+		return exec.Command(bin, "--morph=kubelet", "--name="+node,
 			"--bootstrap-kubeconfig="+bootstrapKubeconfig,
 			"--kubeconfig="+filepath.Join(dir, "kubeconfig"), "--cert-dir="+filepath.Join(dir, "pki"),
 			"--use-host-image-service=false",
 			"--kube-api-qps=50", "--kube-api-burst=100",
 			"--kubelet-port="+strconv.Itoa(port), "--kubelet-read-only-port=0")
-		cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"))
-		return cmd
-	}}
+	}, cleanup: removeHollowRoot}
+}
+
+// hollowRootRE finds the root dir in the hollow node's log line "Using <dir> as root dir for
+// hollow-kubelet".
+var hollowRootRE = regexp.MustCompile(`Using (/tmp/hollow-kubelet\.[^ /"]+) as root dir`)
+
+// removeHollowRoot removes the stopped hollow node's /tmp/hollow-kubelet.* root dir.
+func removeHollowRoot(p *process) {
+	data, _ := os.ReadFile(p.log)
+	if m := hollowRootRE.FindSubmatch(data); m != nil {
+		if err := os.RemoveAll(string(m[1])); err != nil {
+			say("could not remove the hollow node's root dir: %v", err)
+		}
+	}
 }
 
 // process is a kubelet started by the bench. It dies with the bench (Pdeathsig) if the bench
@@ -79,6 +96,7 @@ func start(cmd *exec.Cmd, logPath string) (*process, error) {
 	return p, nil
 }
 
+// exited reports whether the process has ended.
 func (p *process) exited() bool {
 	select {
 	case <-p.done:
@@ -116,10 +134,29 @@ type memory struct {
 
 func (m memory) mb() float64 { return float64(m.RSSKiB) / 1024 }
 
+// readMemory reads p's memory; an exited process (a zombie has no VmRSS) is an error, not zero.
+func (p *process) readMemory() (memory, error) {
+	if p.exited() {
+		return memory{}, fmt.Errorf("%s exited:\n%s", filepath.Base(p.cmd.Path), p.logTail())
+	}
+	return readMemory(p.cmd.Process.Pid)
+}
+
+// cpuSeconds is p's CPU time so far; an exited process is an error.
+func (p *process) cpuSeconds() (float64, error) {
+	if p.exited() {
+		return 0, fmt.Errorf("%s exited:\n%s", filepath.Base(p.cmd.Path), p.logTail())
+	}
+	return cpuSeconds(p.cmd.Process.Pid)
+}
+
 func readMemory(pid int) (memory, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return memory{}, err
+	}
+	if !strings.Contains(string(data), "\nVmRSS:") {
+		return memory{}, fmt.Errorf("/proc/%d/status has no VmRSS: the process has exited", pid)
 	}
 	var m memory
 	for _, line := range strings.Split(string(data), "\n") {

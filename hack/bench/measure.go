@@ -20,6 +20,8 @@ import (
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
 
+// bench is one make bench run: its settings, the cluster both kubelets join, and where
+// its files go.
 type bench struct {
 	cfg     config
 	cluster *framework.Cluster
@@ -78,23 +80,25 @@ func (b *bench) measure(ctx context.Context, s side) (*sideResult, error) {
 		return nil, err
 	}
 	defer b.cleanupNodes(ctx, s.node)
+	if s.cleanup != nil {
+		defer s.cleanup(p) // after stop
+	}
 	defer p.stop()
 	readyAt, err := waitNodeReady(ctx, w, p, 3*time.Minute)
 	if err != nil {
 		return nil, err
 	}
 	r := &sideResult{Kubelet: s.label, Node: s.node, StartToReadyMS: ms(readyAt.Sub(p.started))}
-	pid := p.cmd.Process.Pid
 
 	if err := sleep(ctx, 10*time.Second); err != nil {
 		return nil, err
 	}
-	if r.Idle, err = readMemory(pid); err != nil {
+	if r.Idle, err = p.readMemory(); err != nil {
 		return nil, err
 	}
 
 	say("%s: idle for %s (CPU, API requests)", s.label, b.cfg.idle)
-	cpu0, err := cpuSeconds(pid)
+	cpu0, err := p.cpuSeconds()
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +107,7 @@ func (b *bench) measure(ctx context.Context, s side) (*sideResult, error) {
 		return nil, err
 	}
 	to := time.Now()
-	cpu1, err := cpuSeconds(pid)
+	cpu1, err := p.cpuSeconds()
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +121,7 @@ func (b *bench) measure(ctx context.Context, s side) (*sideResult, error) {
 	say("%s: %d pods bound at once by %d creators", s.label, b.cfg.pods, b.cfg.creators)
 	var podsFrom, podsTo time.Time
 	if r.Pods, podsFrom, podsTo, err = b.podBurst(ctx, s.node, func() error {
-		r.WithPods, err = readMemory(pid)
+		r.WithPods, err = p.readMemory()
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("%w\nthe kubelet's log ends with:\n%s", err, p.logTail())
@@ -360,6 +364,8 @@ type manyResult struct {
 	RSSPerNodeMB      float64 `json:"rssPerNodeMb"`
 }
 
+// manyNodes runs `minikubelet --nodes n` until every node is Ready, and reads its memory 10 s
+// later.
 func (b *bench) manyNodes(ctx context.Context, bin string, n int) (manyResult, error) {
 	prefix := fmt.Sprintf("multi%d-", n)
 	say("minikubelet --nodes %d --node-name-prefix %s", n, prefix)
@@ -403,7 +409,7 @@ func (b *bench) manyNodes(ctx context.Context, bin string, n int) (manyResult, e
 	if err := sleep(ctx, 10*time.Second); err != nil {
 		return r, err
 	}
-	if r.Memory, err = readMemory(p.cmd.Process.Pid); err != nil {
+	if r.Memory, err = p.readMemory(); err != nil {
 		return r, err
 	}
 	r.RSSPerNodeMB = r.Memory.mb() / float64(n)
@@ -422,13 +428,17 @@ func (b *bench) cleanupNodes(ctx context.Context, names ...string) {
 	_ = c.CertificatesV1().CertificateSigningRequests().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 }
 
+// percentile is the nearest-rank q-quantile of sorted values: the smallest value with at least
+// q of all values at or below it.
 func percentile(sorted []float64, q float64) float64 {
 	i := int(math.Ceil(q*float64(len(sorted)))) - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
+// ms is d in milliseconds, rounded to 10 µs.
 func ms(d time.Duration) float64 { return math.Round(float64(d.Microseconds())/10) / 100 }
 
+// total sums the counts of m.
 func total(m map[string]int) int {
 	n := 0
 	for _, v := range m {
@@ -437,6 +447,8 @@ func total(m map[string]int) int {
 	return n
 }
 
+// sleep waits d, or less if ctx ends (its error is returned then). The bench's idle windows
+// are measurements of time passing, so they sleep.
 func sleep(ctx context.Context, d time.Duration) error {
 	select {
 	case <-ctx.Done():

@@ -266,10 +266,12 @@ func (m *Manager) Run(ctx context.Context) {
 // syncOnce is one turn of the status loop: read the Node, compute the status, PATCH it if it
 // changed or the report interval passed, and record events for condition changes.
 func (m *Manager) syncOnce(ctx context.Context) error {
-	// The Node as it is now, as upstream's tryUpdateNodeStatus reads it (from the API server's
-	// cache, resourceVersion "0"): a change someone else made — kcm marking the node Unknown — is
-	// noticed and corrected at this turn. (A watch would see it only once its reflector re-listed,
-	// which after an API server outage takes up to a minute of backoff.)
+	// The Node as it is now, from the API server's watch cache (resourceVersion "0"): a change
+	// someone else made — kcm marking the node Unknown — is noticed and corrected at this turn.
+	// Upstream's tryUpdateNodeStatus reads its first try from an informer (nodeLister) instead,
+	// and GETs only on retries: no request when nothing changed, but after an API server outage
+	// its informer sees kcm's Unknown only once the reflector re-lists, up to a minute of backoff
+	// later. We pay one cheap GET per UpdateFrequency (6 a minute) to correct it at once.
 	node, err := m.cfg.HeartbeatClient.CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{ResourceVersion: "0"})
 	if err != nil {
 		return fmt.Errorf("get node %q: %w", m.cfg.NodeName, err)

@@ -9,21 +9,38 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
 
 func TestBenchRuns(t *testing.T) {
-	out := t.TempDir()
-	cmd := exec.Command("go", "run", "./hack/bench", "--kubemark=false", "--pods", "5", "--creators", "2",
-		"--idle", "10s", "--nodes-list", "3", "--out", out)
-	cmd.Dir = framework.RepoRoot()
-	output, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("hack/bench: %v\n%s", err, output)
+	// Built, not `go run`: the test must be able to stop the bench by its PID (a signal to
+	// `go run` does not reach the program it built). StartProcess kills it when the test ends,
+	// and the bench's own children (control plane, kubelets) die with it.
+	bin := filepath.Join(t.TempDir(), "bench")
+	build := exec.Command("go", "build", "-o", bin, "./hack/bench")
+	build.Dir = framework.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./hack/bench: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(output), "API requests per pod") || !strings.Contains(string(output), "RSS per node") {
+	out := t.TempDir()
+	p := framework.StartProcess(t, bin, "--kubemark=false", "--pods", "5", "--creators", "2",
+		"--idle", "10s", "--nodes-list", "3", "--out", out)
+	code, err := p.Wait(15 * time.Minute)
+	if err != nil {
+		// Ask it to stop cleanly first (it stops its cluster and kubelets on SIGTERM).
+		_ = p.Signal(syscall.SIGTERM)
+		_, _ = p.Wait(time.Minute)
+		t.Fatalf("hack/bench: %v\n%s", err, p.Log())
+	}
+	output := p.Log()
+	if code != 0 {
+		t.Fatalf("hack/bench exited %d:\n%s", code, output)
+	}
+	if !strings.Contains(output, "API requests per pod") || !strings.Contains(output, "RSS per node") {
 		t.Errorf("the table is missing rows:\n%s", output)
 	}
 	data, err := os.ReadFile(filepath.Join(out, "latest.json"))

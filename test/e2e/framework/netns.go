@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 )
@@ -46,7 +47,27 @@ func InPrivateNetwork(addr string) (done bool, code int) {
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Run(); err != nil {
+	// SIGINT and SIGTERM go on to the inner run, which cleans up (stops its cluster and
+	// processes) and exits; the outer one waits for it instead of dying first and killing it.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: unshare --net:", err)
+		return true, 1
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	for waiting := true; waiting; {
+		select {
+		case sig := <-sigs:
+			_ = cmd.Process.Signal(sig)
+		case err = <-waited:
+			waiting = false
+		}
+	}
+	if err != nil {
 		if exitErr, ok := err.(*exec.ExitError); ok {
 			return true, exitErr.ExitCode()
 		}

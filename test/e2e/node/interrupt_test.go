@@ -23,6 +23,7 @@ func TestSIGTERMWhileStartingIsACleanExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ln.Close() })
+	accepted := make(chan struct{}, 1)
 	go func() { // accept, never speak
 		var held []net.Conn
 		for {
@@ -34,6 +35,10 @@ func TestSIGTERMWhileStartingIsACleanExit(t *testing.T) {
 				return
 			}
 			held = append(held, c)
+			select {
+			case accepted <- struct{}{}:
+			default:
+			}
 		}
 	}()
 	kubelet := framework.StartProcess(t, minikubelet, kubeletArgs(t, name, t.TempDir(),
@@ -41,7 +46,11 @@ func TestSIGTERMWhileStartingIsACleanExit(t *testing.T) {
 	framework.Eventually(t, time.Minute, "bootstrap done, CRI handshake under way", func() (bool, string) {
 		return strings.Contains(kubelet.Log(), "Wrote the kubeconfig"), "no \"Wrote the kubeconfig\" yet"
 	})
-	time.Sleep(time.Second) // into the handshake, which cannot finish
+	select { // minikubelet has connected: it is in the handshake, which cannot finish
+	case <-accepted:
+	case <-time.After(time.Minute):
+		t.Fatalf("minikubelet never connected to the runtime socket:\n%s", kubelet.Log())
+	}
 	if err := kubelet.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
