@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -125,6 +126,34 @@ func TestManyNodesInOneProcess(t *testing.T) {
 	out, err := cluster.KubectlOutput("logs", "-n", "default", pod.Name)
 	if err != nil || strings.TrimSpace(out) != "hello from "+target {
 		t.Errorf("kubectl logs = %q, %v; want %q", out, err, "hello from "+target)
+	}
+
+	// Each node's fake runtime gives pod IPs from a range of its own (node i: 10.88.i.0/24 for
+	// i < 256), so pods on two nodes never share an IP.
+	for _, i := range []int{1, nodes} {
+		ipPod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e2e-multi-ip-%d", i), Namespace: "default"},
+			Spec: corev1.PodSpec{
+				NodeName:   names[i-1],
+				Containers: []corev1.Container{{Name: "c", Image: "busybox", Command: []string{"sleep", "infinity"}}},
+			},
+		}
+		if _, err := cluster.Client.CoreV1().Pods("default").Create(ctx, ipPod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			zero := int64(0)
+			_ = cluster.Client.CoreV1().Pods("default").Delete(ctx, ipPod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		})
+		want := netip.MustParsePrefix(fmt.Sprintf("10.88.%d.0/24", i))
+		framework.Eventually(t, time.Minute, fmt.Sprintf("pod %s Running with an IP in %s", ipPod.Name, want), func() (bool, string) {
+			p, err := cluster.Client.CoreV1().Pods("default").Get(ctx, ipPod.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			ip, err := netip.ParseAddr(p.Status.PodIP)
+			return p.Status.Phase == corev1.PodRunning && err == nil && want.Contains(ip), fmt.Sprintf("%s, IP %q", p.Status.Phase, p.Status.PodIP)
+		})
 	}
 
 	// SIGTERM stops every agent; the process exits cleanly.
