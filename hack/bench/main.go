@@ -36,6 +36,7 @@ type config struct {
 	nodes    []int         // --nodes N runs of minikubelet
 	out      string        // where the JSON goes
 	kubemark bool          // measure the hollow node too
+	floor    bool          // measure the RSS floor programs (hack/bench/floor)
 }
 
 func main() {
@@ -47,6 +48,7 @@ func main() {
 	flag.StringVar(&nodes, "nodes-list", "50,100", "run `minikubelet --nodes N` for each N and report RSS per node (empty or 0: skip)")
 	flag.StringVar(&cfg.out, "out", "_output/bench", "directory for the JSON results (a relative path is relative to the repository)")
 	flag.BoolVar(&cfg.kubemark, "kubemark", true, "also measure kubemark's hollow node (false: minikubelet only)")
+	flag.BoolVar(&cfg.floor, "floor", true, "also measure what minikubelet's RSS is made of: a client-go-only program, and one with k8s.io/apiserver's authn/authz linked in")
 	flag.Parse()
 	for _, f := range strings.Split(nodes, ",") {
 		if f = strings.TrimSpace(f); f == "" || f == "0" {
@@ -84,6 +86,7 @@ type report struct {
 	Minikubelet *sideResult    `json:"minikubelet"`
 	HollowNode  *sideResult    `json:"hollowNode,omitempty"`
 	ManyNodes   []manyResult   `json:"manyNodes,omitempty"`
+	RSSFloor    []floorResult  `json:"rssFloor,omitempty"`
 }
 
 // run builds both kubelets, starts the cluster, measures each side in turn and writes the report.
@@ -101,13 +104,8 @@ func run(ctx context.Context, cfg config) error {
 
 	say("building minikubelet (no -race) and, if missing, kubemark (hack/cluster/build.sh kubemark)")
 	minikubelet := filepath.Join(work, "minikubelet")
-	// The same build as hack/cluster/build.sh gives kubemark: static, stripped, trimmed paths, so
-	// the file-backed part of the two RSS numbers compares like with like.
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", minikubelet, "./cmd/minikubelet")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build minikubelet: %w", err)
+	if err := staticBuild(ctx, root, minikubelet, "./cmd/minikubelet"); err != nil {
+		return err
 	}
 	var kubemark string
 	if cfg.kubemark {
@@ -152,6 +150,11 @@ func run(ctx context.Context, cfg config) error {
 	if cfg.kubemark {
 		if rep.HollowNode, err = b.measure(ctx, hollowSide(kubemark, cluster.BootstrapKubeconfig)); err != nil {
 			return fmt.Errorf("hollow node: %w", err)
+		}
+	}
+	if cfg.floor {
+		if rep.RSSFloor, err = b.rssFloor(ctx, root); err != nil {
+			return fmt.Errorf("RSS floor: %w", err)
 		}
 	}
 	for _, n := range cfg.nodes {

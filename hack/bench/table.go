@@ -57,6 +57,10 @@ func printTable(out io.Writer, r *report) {
 	fmt.Fprintln(out, "\nAPI requests per pod, by verb and resource:")
 	printBreakdown(out, r, func(s *sideResult) map[string]int { return s.PodRequests }, float64(ours.Pods.N))
 
+	if len(r.RSSFloor) > 0 {
+		printFloor(out, r)
+	}
+
 	if len(r.ManyNodes) > 0 {
 		fmt.Fprintln(out, "\nminikubelet --nodes N: N node agents in one process (each its own identity, Lease, pod workers, fake runtime)")
 		w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -95,6 +99,25 @@ func printBreakdown(out io.Writer, r *report, get func(*sideResult) map[string]i
 			theirs = fmt.Sprintf("%.2f", float64(get(r.HollowNode)[k])/n)
 		}
 		fmt.Fprintf(w, "%s\t%.2f\t%s\t\n", strings.TrimSpace(k), float64(get(r.Minikubelet)[k])/n, theirs)
+	}
+	_ = w.Flush()
+}
+
+// printFloor prints what minikubelet's idle RSS is made of, beside the floor programs and the
+// RSS target (a third of the hollow node's).
+func printFloor(out io.Writer, r *report) {
+	fmt.Fprintln(out, "\nWhat the idle RSS is made of (every program built the same way, static and stripped; 10 s idle):")
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "process\tRSS (MB)\tanonymous (MB)\tfile-backed (MB)\t")
+	line := func(name string, m memory) {
+		fmt.Fprintf(w, "%s\t%.1f\t%.1f\t%.1f\t\n", name, m.mb(), float64(m.AnonKiB)/1024, float64(m.FileKiB)/1024)
+	}
+	for _, f := range r.RSSFloor {
+		line(f.What, f.Memory)
+	}
+	line("minikubelet", r.Minikubelet.Idle)
+	if r.HollowNode != nil {
+		fmt.Fprintf(w, "the RSS target: hollow node / 3\t%.1f\t\t\t\n", r.HollowNode.Idle.mb()/3)
 	}
 	_ = w.Flush()
 }

@@ -1,5 +1,5 @@
 // Package bench checks that `make bench` still runs from a clean tree: a small run of hack/bench
-// (minikubelet only, 5 pods, --nodes 3) must finish and report plausible numbers. The numbers
+// (minikubelet only, 5 pods, --nodes 3, the RSS floor programs) must finish and report plausible numbers. The numbers
 // themselves are not judged here; make bench reports them.
 package bench
 
@@ -40,7 +40,7 @@ func TestBenchRuns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("hack/bench exited %d:\n%s", code, output)
 	}
-	if !strings.Contains(output, "API requests per pod") || !strings.Contains(output, "RSS per node") {
+	if !strings.Contains(output, "API requests per pod") || !strings.Contains(output, "RSS per node") || !strings.Contains(output, "What the idle RSS is made of") {
 		t.Errorf("the table is missing rows:\n%s", output)
 	}
 	data, err := os.ReadFile(filepath.Join(out, "latest.json"))
@@ -64,6 +64,12 @@ func TestBenchRuns(t *testing.T) {
 			Nodes        int     `json:"nodes"`
 			RSSPerNodeMB float64 `json:"rssPerNodeMb"`
 		} `json:"manyNodes"`
+		RSSFloor []struct {
+			Program string `json:"program"`
+			Memory  struct {
+				RSSKiB int64 `json:"rssKiB"`
+			} `json:"memory"`
+		} `json:"rssFloor"`
 	}
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatalf("latest.json: %v\n%s", err, data)
@@ -78,5 +84,10 @@ func TestBenchRuns(t *testing.T) {
 	}
 	if len(rep.ManyNodes) != 1 || rep.ManyNodes[0].Nodes != 3 || rep.ManyNodes[0].RSSPerNodeMB <= 0 {
 		t.Errorf("manyNodes = %+v", rep.ManyNodes)
+	}
+	// The RSS floor programs ran and were measured.
+	if f := rep.RSSFloor; len(f) != 2 || f[0].Program != "clientgo" || f[1].Program != "apiserverauth" ||
+		f[0].Memory.RSSKiB <= 0 || f[1].Memory.RSSKiB <= 0 {
+		t.Errorf("rssFloor = %+v", rep.RSSFloor)
 	}
 }
