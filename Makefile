@@ -64,8 +64,9 @@ verify:
 ##@ Benchmarks
 
 # bench: minikubelet beside kubemark's hollow node (the real kubelet with a fake runtime) on one
-# local control plane: start→Ready, RSS, idle CPU, API requests, 100 pods bound at once; then RSS
-# per node of `minikubelet --nodes 50` and `--nodes 100`. Prints a table, writes _output/bench/.
+# local control plane: start→Ready, RSS, idle CPU, API requests, 100 pods bound at once; what the
+# RSS is made of (hack/bench/floor); then RSS per node of `minikubelet --nodes 50` and
+# `--nodes 100`. Prints a table, writes _output/bench/.
 # Builds kubemark once (~6 min cold). Needs root (it runs in its own network namespace).
 # make bench BENCH_ARGS="--idle 20s --nodes-list 0" for a quick run; go run ./hack/bench -h lists the flags.
 BENCH_ARGS ?=
