@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -140,6 +141,14 @@ func (p *process) readMemory() (memory, error) {
 		return memory{}, fmt.Errorf("%s exited:\n%s", filepath.Base(p.cmd.Path), p.logTail())
 	}
 	return readMemory(p.cmd.Process.Pid)
+}
+
+// memoryAfter waits d (the process settles) and then reads p's memory.
+func (p *process) memoryAfter(ctx context.Context, d time.Duration) (memory, error) {
+	if err := sleep(ctx, d); err != nil {
+		return memory{}, err
+	}
+	return p.readMemory()
 }
 
 // cpuSeconds is p's CPU time so far; an exited process is an error.

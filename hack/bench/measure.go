@@ -90,10 +90,7 @@ func (b *bench) measure(ctx context.Context, s side) (*sideResult, error) {
 	}
 	r := &sideResult{Kubelet: s.label, Node: s.node, StartToReadyMS: ms(readyAt.Sub(p.started))}
 
-	if err := sleep(ctx, 10*time.Second); err != nil {
-		return nil, err
-	}
-	if r.Idle, err = p.readMemory(); err != nil {
+	if r.Idle, err = p.memoryAfter(ctx, 10*time.Second); err != nil {
 		return nil, err
 	}
 
@@ -406,10 +403,7 @@ func (b *bench) manyNodes(ctx context.Context, bin string, n int) (manyResult, e
 		}
 	}
 	r := manyResult{Nodes: n, StartToAllReadyMS: ms(time.Since(p.started))}
-	if err := sleep(ctx, 10*time.Second); err != nil {
-		return r, err
-	}
-	if r.Memory, err = p.readMemory(); err != nil {
+	if r.Memory, err = p.memoryAfter(ctx, 10*time.Second); err != nil {
 		return r, err
 	}
 	r.RSSPerNodeMB = r.Memory.mb() / float64(n)

@@ -61,10 +61,7 @@ func idleMemory(ctx context.Context, p *process) (memory, error) {
 			return memory{}, err
 		}
 	}
-	if err := sleep(ctx, 10*time.Second); err != nil {
-		return memory{}, err
-	}
-	return p.readMemory()
+	return p.memoryAfter(ctx, 10*time.Second)
 }
 
 // staticBuild builds pkg into out as hack/cluster/build.sh builds kubemark: static (no cgo),

@@ -58,6 +58,6 @@
 // No evented PLEG (CRI GetContainerEvents) yet: RelistSoon gives the same quick reaction to the
 // kubelet's own changes, with the relist still the only source of truth. No reinspection queue
 // and no relist of one pod (a pod whose status could not be read simply keeps its old record, so
-// its events come again on the next relist); no PodSync event; no preserving of the pod IP across a teardown;
-// no metrics beyond the Config.OnRelist hook.
+// its events come again on the next relist); no PodSync event; no preserving of the pod IP
+// across a teardown; no metrics beyond the Config.OnRelist hook.
 package pleg

@@ -1,6 +1,6 @@
 // Package bench checks that `make bench` still runs from a clean tree: a small run of hack/bench
-// (minikubelet only, 5 pods, --nodes 3, the RSS floor programs) must finish and report plausible numbers. The numbers
-// themselves are not judged here; make bench reports them.
+// (minikubelet only, 5 pods, --nodes 3, the RSS floor programs) must finish and report plausible
+// numbers. The numbers themselves are not judged here; make bench reports them.
 package bench
 
 import (

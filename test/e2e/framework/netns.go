@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -58,21 +59,20 @@ func InPrivateNetwork(addr string) (done bool, code int) {
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	var err error
-	for waiting := true; waiting; {
+	for {
 		select {
 		case sig := <-sigs:
 			_ = cmd.Process.Signal(sig)
-		case err = <-waited:
-			waiting = false
+		case err := <-waited:
+			var exitErr *exec.ExitError
+			switch {
+			case err == nil:
+				return true, 0
+			case errors.As(err, &exitErr):
+				return true, exitErr.ExitCode()
+			}
+			fmt.Fprintln(os.Stderr, "e2e: unshare --net:", err)
+			return true, 1
 		}
 	}
-	if err != nil {
-		if exitErr, ok := err.(*exec.ExitError); ok {
-			return true, exitErr.ExitCode()
-		}
-		fmt.Fprintln(os.Stderr, "e2e: unshare --net:", err)
-		return true, 1
-	}
-	return true, 0
 }
