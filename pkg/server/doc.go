@@ -1,9 +1,12 @@
 // Package server is the kubelet API: HTTPS on :10250, which the API server calls for
-// `kubectl logs`, `exec`, `attach` and `port-forward`, and which monitoring scrapes.
+// `kubectl logs`, `exec`, `attach` and `port-forward`, and which monitoring scrapes. It owns the
+// listener, TLS, the routes and authentication/authorization; for exec, attach and port-forward
+// it finds the container or sandbox and hands the request to pkg/exec.
 //
 // Upstream counterparts (k8s.io/kubernetes v1.36):
 //
-//	pkg/kubelet/server/server.go   routes, InstallAuthFilter, getContainerLogs, getExec/getAttach/getPortForward, getRun
+//	pkg/kubelet/server/server.go   routes, InstallAuthFilter, getContainerLogs, getRun, and the front
+//	                               of getExec/getAttach/getPortForward (options, pod lookup; pkg/exec does the rest)
 //	pkg/kubelet/server/auth.go     GetRequestAttributes: request → nodes/<subresource> authorization attributes
 //	cmd/kubelet/app/auth.go        BuildAuth: delegating authenticator (x509 + TokenReview) and authorizer (SubjectAccessReview)
 //	cmd/kubelet/app/server.go      InitializeTLS: the self-signed serving certificate in --cert-dir
@@ -14,18 +17,23 @@
 //	   │  authorizes the user for pods/exec; translates WebSocket to SPDY (this kubelet
 //	   │  does not declare the ExtendWebSocketsToKubelet node feature)
 //	   ▼
-//	kube-apiserver ──https://<node>:10250/exec/<ns>/<pod>/<container>?command=sh&stdin=1&tty=1──▶ this server
+//	kube-apiserver ──https://<node>:10250/exec/<ns>/<pod>/<container>?command=sh&input=1&output=1&tty=1──▶ this server
 //	   │  TLS: the API server presents its kubelet-client certificate (--kubelet-client-certificate)
 //	   ▼
 //	withAuth ── authenticate: x509 (client CA) │ bearer token (TokenReview) │ anonymous (if enabled) ── else 401
 //	   │        authorize: SubjectAccessReview {user, verb=create, resource=nodes, name=<node>,
 //	   │                   subresource=proxy} ── denied: 403 "Forbidden (user=…, verb=…, …)"
 //	   ▼
-//	getExec ── Host.ResolveContainer(ns, pod, uid, container) → CRI container ID
-//	   │     ── Streaming.Exec (CRI gRPC) → a one-time URL of the runtime's streaming server
+//	getExec ── exec.ParseOptions(query) ── no stream asked for: 400
+//	   │     ── Host.ResolveContainer(ns, pod, uid, container) → CRI container ID (else 404/500)
 //	   ▼
-//	proxyStream ── proxy.UpgradeAwareHandler: dial the URL, replay the upgrade request, then
-//	               copy bytes both ways ◀══▶ runtime's streaming server ◀══▶ the process in the container
+//	pkg/exec  (*Proxy).Exec ── Streaming.Exec (CRI gRPC) → a one-time URL of the runtime's streaming server
+//	   │      proxyStream ── proxy.UpgradeAwareHandler: dial the URL, replay the upgrade request, then
+//	   ▼                     copy bytes both ways
+//	runtime's streaming server ◀══▶ the process in the container
+//
+// File by file: server.go (Config, New, Run), routes.go (the mux and the small info handlers),
+// auth.go, tls.go, logs.go (/containerLogs), streaming.go (/exec, /attach, /portForward, /run).
 //
 // /containerLogs does not go through the runtime's streaming server: Host.ContainerLogs reads
 // the container's CRI log file and the server flushes every write to the response.
@@ -46,7 +54,7 @@
 //     Their authorization mapping is kept, so the table matches upstream.
 //   - /healthz answers "ok" without health checks.
 //   - No WebSocket-to-SPDY translation in the kubelet (ExtendWebSocketsToKubelet); the API server
-//     does it for us. The upgrade is passed through to the runtime unchanged.
+//     does it for us. pkg/exec passes the upgrade through to the runtime unchanged.
 //   - A self-signed or TLSCertFile serving certificate is loaded once (no reload); with
 //     serverTLSBootstrap, Config.GetCertificate serves the CSR-issued one, which rotates. The
 //     client CA file is reloaded while Run runs.

@@ -29,6 +29,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/minikubelet/minikubelet/pkg/exec/exectest"
 )
 
 const testNode = "node-a"
@@ -97,36 +99,17 @@ func (h *fakeHost) lastLogCall() *logCall {
 	return h.logCall
 }
 
-// fakeStreaming answers Exec, Attach and PortForward with streamURL and records the requests.
+// fakeStreaming is the CRI runtime: exectest.Runtime answers Exec, Attach and PortForward with
+// streaming URLs under its URL and records the requests; ExecSync answers syncResp.
 type fakeStreaming struct {
-	streamURL string
-	syncResp  *runtimeapi.ExecSyncResponse
+	exectest.Runtime
 
 	mu       sync.Mutex
-	execReq  *runtimeapi.ExecRequest
-	pfReq    *runtimeapi.PortForwardRequest
+	syncResp *runtimeapi.ExecSyncResponse
 	syncReqs []*runtimeapi.ExecSyncRequest
 }
 
 var _ Streaming = (*fakeStreaming)(nil)
-
-func (f *fakeStreaming) Exec(_ context.Context, in *runtimeapi.ExecRequest, _ ...grpc.CallOption) (*runtimeapi.ExecResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.execReq = in
-	return &runtimeapi.ExecResponse{Url: f.streamURL + "/exec/token-1"}, nil
-}
-
-func (f *fakeStreaming) Attach(_ context.Context, _ *runtimeapi.AttachRequest, _ ...grpc.CallOption) (*runtimeapi.AttachResponse, error) {
-	return &runtimeapi.AttachResponse{Url: f.streamURL + "/attach/token-2"}, nil
-}
-
-func (f *fakeStreaming) PortForward(_ context.Context, in *runtimeapi.PortForwardRequest, _ ...grpc.CallOption) (*runtimeapi.PortForwardResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.pfReq = in
-	return &runtimeapi.PortForwardResponse{Url: f.streamURL + "/portforward/token-3"}, nil
-}
 
 func (f *fakeStreaming) ExecSync(_ context.Context, in *runtimeapi.ExecSyncRequest, _ ...grpc.CallOption) (*runtimeapi.ExecSyncResponse, error) {
 	f.mu.Lock()

@@ -1,99 +1,41 @@
 package server
 
 import (
-	"bufio"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/minikubelet/minikubelet/pkg/exec/exectest"
 )
 
-// fakeRuntimeStreamServer stands in for the runtime's streaming server: it accepts one upgrade
-// per request with 101 Switching Protocols (as the SPDY streaming server does), records the
-// request, and then echoes every byte back over the hijacked connection.
-type fakeRuntimeStreamServer struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []*http.Request
-}
-
-func newFakeRuntimeStreamServer(t *testing.T) *fakeRuntimeStreamServer {
+// newStreamingServer is a Server (anonymous, allow-all) over the fake host and a fake runtime
+// whose streaming URLs point at a fake streaming server, served on loopback.
+func newStreamingServer(t *testing.T) (addr string, streaming *fakeStreaming, runtimeSrv *exectest.StreamingServer) {
 	t.Helper()
-	f := &fakeRuntimeStreamServer{}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		f.reqs = append(f.reqs, r.Clone(r.Context()))
-		f.mu.Unlock()
-		if !strings.EqualFold(r.Header.Get("Upgrade"), "SPDY/3.1") {
-			http.Error(w, "want an upgrade to SPDY/3.1", http.StatusBadRequest)
-			return
-		}
-		conn, buf, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			t.Errorf("hijack: %v", err)
-			return
-		}
-		defer func() { _ = conn.Close() }()
-		_, _ = buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n")
-		_ = buf.Flush()
-		_, _ = io.Copy(conn, buf) // echo until the client closes
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func (f *fakeRuntimeStreamServer) requests() []*http.Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]*http.Request(nil), f.reqs...)
-}
-
-// upgrade sends an SPDY upgrade request for path to addr, checks the 101, and returns the
-// connection, ready for raw bytes.
-func upgrade(t *testing.T, addr, method, path string) (net.Conn, *bufio.Reader, *http.Response) {
-	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	req, err := http.NewRequest(method, "http://"+addr+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", "SPDY/3.1")
-	req.Header.Set("X-Stream-Protocol-Version", "v4.channel.k8s.io")
-	if err := req.Write(conn); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(br, req)
-	if err != nil {
-		t.Fatalf("read upgrade response: %v", err)
-	}
-	return conn, br, resp
-}
-
-// Pins upstream's getExec/proxyStream: the container is resolved, CRI Exec gets the command and
-// stream flags, and the upgraded connection is proxied to the runtime's streaming URL, both ways.
-func TestExecProxiesToStreamingURL(t *testing.T) {
-	runtimeSrv := newFakeRuntimeStreamServer(t)
-	streaming := &fakeStreaming{streamURL: runtimeSrv.URL}
+	runtimeSrv = exectest.NewStreamingServer(t)
+	streaming = &fakeStreaming{Runtime: exectest.Runtime{URL: runtimeSrv.URL}}
 	s, err := New(openConfig(t, &fakeHost{}, streaming))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String(), streaming, runtimeSrv
+}
 
-	conn, br, resp := upgrade(t, srv.Listener.Addr().String(), http.MethodPost,
+// Pins upstream's getExec end to end through the routes: the container is resolved, CRI Exec
+// gets the command and stream flags from the query, and the upgraded connection is proxied to
+// the runtime's streaming URL, both ways.
+func TestExecProxiesToStreamingURL(t *testing.T) {
+	addr, streaming, runtimeSrv := newStreamingServer(t)
+
+	conn, br, resp := exectest.Upgrade(t, addr, http.MethodPost,
 		"/exec/default/web/uid-1/app?command=sh&command=-c&command=date&input=1&output=1&error=1&tty=1")
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		t.Fatalf("got %s, want 101 Switching Protocols from the runtime", resp.Status)
@@ -107,70 +49,125 @@ func TestExecProxiesToStreamingURL(t *testing.T) {
 		t.Fatalf("echo = %q, %v; want ping through the proxy", echo, err)
 	}
 
-	streaming.mu.Lock()
-	got := streaming.execReq
-	streaming.mu.Unlock()
 	want := &runtimeapi.ExecRequest{ContainerId: "ctr-app", Cmd: []string{"sh", "-c", "date"}, Stdin: true, Stdout: true, Stderr: false, Tty: true}
-	if got == nil || got.ContainerId != want.ContainerId || !reflect.DeepEqual(got.Cmd, want.Cmd) ||
-		got.Stdin != want.Stdin || got.Stdout != want.Stdout || got.Stderr != want.Stderr || got.Tty != want.Tty {
-		t.Errorf("ExecRequest = %v, want %v (a TTY drops stderr)", got, want)
+	got := streaming.ExecRequests()
+	if len(got) != 1 || got[0].ContainerId != want.ContainerId || !reflect.DeepEqual(got[0].Cmd, want.Cmd) ||
+		got[0].Stdin != want.Stdin || got[0].Stdout != want.Stdout || got[0].Stderr != want.Stderr || got[0].Tty != want.Tty {
+		t.Errorf("ExecRequests = %v, want [%v] (a TTY drops stderr)", got, want)
 	}
-	reqs := runtimeSrv.requests()
-	if len(reqs) != 1 || reqs[0].URL.Path != "/exec/token-1" || reqs[0].Header.Get("X-Stream-Protocol-Version") != "v4.channel.k8s.io" {
-		t.Errorf("runtime got %d requests (first %v), want one for /exec/token-1 with the client's headers", len(reqs), reqs)
+	reqs := runtimeSrv.Requests()
+	if len(reqs) != 1 || reqs[0].URL.Path != exectest.ExecPath || reqs[0].Header.Get("X-Stream-Protocol-Version") != "v4.channel.k8s.io" {
+		t.Errorf("runtime got %d requests (first %v), want one for %s with the client's headers", len(reqs), reqs, exectest.ExecPath)
 	}
 }
 
 // Pins port-forward: the sandbox (not a container) is resolved and the upgrade proxied.
 func TestPortForwardProxiesToStreamingURL(t *testing.T) {
-	runtimeSrv := newFakeRuntimeStreamServer(t)
-	streaming := &fakeStreaming{streamURL: runtimeSrv.URL}
-	s, err := New(openConfig(t, &fakeHost{}, streaming))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	addr, streaming, runtimeSrv := newStreamingServer(t)
 
-	_, _, resp := upgrade(t, srv.Listener.Addr().String(), http.MethodGet, "/portForward/default/web")
+	_, _, resp := exectest.Upgrade(t, addr, http.MethodGet, "/portForward/default/web")
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		t.Fatalf("got %s, want 101", resp.Status)
 	}
-	streaming.mu.Lock()
-	defer streaming.mu.Unlock()
-	if streaming.pfReq == nil || streaming.pfReq.PodSandboxId != "sandbox-web" {
-		t.Errorf("PortForwardRequest = %v, want sandbox-web", streaming.pfReq)
+	if got := streaming.PortForwardRequests(); len(got) != 1 || got[0].PodSandboxId != "sandbox-web" {
+		t.Errorf("PortForwardRequests = %v, want one for sandbox-web", got)
 	}
-	if reqs := runtimeSrv.requests(); len(reqs) != 1 || reqs[0].URL.Path != "/portforward/token-3" {
-		t.Errorf("runtime requests = %v, want one for /portforward/token-3", reqs)
+	if reqs := runtimeSrv.Requests(); len(reqs) != 1 || reqs[0].URL.Path != exectest.PortForwardPath {
+		t.Errorf("runtime requests = %v, want one for %s", reqs, exectest.PortForwardPath)
 	}
 }
 
-// Pins the error answers of the streaming endpoints.
-func TestStreamingErrors(t *testing.T) {
-	runtimeSrv := newFakeRuntimeStreamServer(t)
-	s, err := New(openConfig(t, &fakeHost{}, &fakeStreaming{streamURL: runtimeSrv.URL}))
-	if err != nil {
-		t.Fatal(err)
+// Pins the routes of upstream's InstallAuthRequiredHandlers for streams: GET and POST, with and
+// without the pod UID, each reach its CRI call with the resolved ID and are proxied.
+func TestStreamingRoutes(t *testing.T) {
+	for _, tc := range []struct {
+		method, path string
+		// resolved returns the ID the CRI call got, and how many calls of that kind were made.
+		resolved            func(*fakeStreaming) (id string, calls int)
+		wantID, runtimePath string
+	}{
+		{http.MethodPost, "/exec/default/web/app?command=ls&output=1", execID, "ctr-app", exectest.ExecPath},
+		{http.MethodGet, "/exec/default/web/uid-1/app?command=ls&output=1", execID, "ctr-app", exectest.ExecPath},
+		{http.MethodGet, "/attach/default/web/app?output=1", attachID, "ctr-app", exectest.AttachPath},
+		{http.MethodPost, "/attach/default/web/uid-1/app?input=1&tty=1", attachID, "ctr-app", exectest.AttachPath},
+		{http.MethodPost, "/portForward/default/web", portForwardID, "sandbox-web", exectest.PortForwardPath},
+		{http.MethodGet, "/portForward/default/web/uid-1", portForwardID, "sandbox-web", exectest.PortForwardPath},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			addr, streaming, runtimeSrv := newStreamingServer(t)
+			_, _, resp := exectest.Upgrade(t, addr, tc.method, tc.path)
+			if resp.StatusCode != http.StatusSwitchingProtocols {
+				t.Fatalf("got %s, want 101", resp.Status)
+			}
+			if id, calls := tc.resolved(streaming); calls != 1 || id != tc.wantID {
+				t.Errorf("CRI call got ID %q (%d calls), want one call for %q", id, calls, tc.wantID)
+			}
+			if reqs := runtimeSrv.Requests(); len(reqs) != 1 || reqs[0].URL.Path != tc.runtimePath || reqs[0].Method != tc.method {
+				t.Errorf("runtime requests = %v, want one %s %s", reqs, tc.method, tc.runtimePath)
+			}
+		})
 	}
+}
+
+func execID(f *fakeStreaming) (string, int) {
+	reqs := f.ExecRequests()
+	if len(reqs) == 0 {
+		return "", 0
+	}
+	return reqs[0].ContainerId, len(reqs)
+}
+
+func attachID(f *fakeStreaming) (string, int) {
+	reqs := f.AttachRequests()
+	if len(reqs) == 0 {
+		return "", 0
+	}
+	return reqs[0].ContainerId, len(reqs)
+}
+
+func portForwardID(f *fakeStreaming) (string, int) {
+	reqs := f.PortForwardRequests()
+	if len(reqs) == 0 {
+		return "", 0
+	}
+	return reqs[0].PodSandboxId, len(reqs)
+}
+
+// Pins the error answers of the streaming endpoints: bad options (400) come before the lookup,
+// a missing pod or container is 404, a request without an upgrade 400, a CRI refusal keeps its
+// code, and only GET and POST are routes.
+func TestStreamingErrors(t *testing.T) {
+	runtimeSrv := exectest.NewStreamingServer(t)
 	for _, tc := range []struct {
 		name, method, path string
+		runtimeErr         error
 		want               int
 	}{
-		{"no stream requested", http.MethodPost, "/exec/default/web/app?command=ls", http.StatusBadRequest},
-		{"unknown container", http.MethodPost, "/exec/default/web/nope?command=ls&output=1", http.StatusNotFound},
-		{"wrong pod UID", http.MethodPost, "/attach/default/web/uid-2/app?output=1", http.StatusNotFound},
-		{"unknown pod for port-forward", http.MethodPost, "/portForward/default/nope", http.StatusNotFound},
-		{"exec without an upgrade", http.MethodPost, "/exec/default/web/app?command=ls&output=1", http.StatusBadRequest},
-		{"PUT is not a route", http.MethodPut, "/exec/default/web/app?command=ls&output=1", http.StatusMethodNotAllowed},
+		{"no stream requested", http.MethodPost, "/exec/default/web/app?command=ls", nil, http.StatusBadRequest},
+		{"no stream requested, unknown container", http.MethodPost, "/exec/default/web/nope?command=ls", nil, http.StatusBadRequest},
+		{"unknown container", http.MethodPost, "/exec/default/web/nope?command=ls&output=1", nil, http.StatusNotFound},
+		{"wrong pod UID", http.MethodPost, "/attach/default/web/uid-2/app?output=1", nil, http.StatusNotFound},
+		{"unknown pod for port-forward", http.MethodPost, "/portForward/default/nope", nil, http.StatusNotFound},
+		{"exec without an upgrade", http.MethodPost, "/exec/default/web/app?command=ls&output=1", nil, http.StatusBadRequest},
+		{"runtime refuses exec", http.MethodPost, "/exec/default/web/app?command=ls&output=1", grpcstatus.Error(codes.NotFound, "gone"), http.StatusNotFound},
+		{"runtime busy for port-forward", http.MethodPost, "/portForward/default/web", grpcstatus.Error(codes.ResourceExhausted, "busy"), http.StatusTooManyRequests},
+		{"PUT is not a route", http.MethodPut, "/exec/default/web/app?command=ls&output=1", nil, http.StatusMethodNotAllowed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			streaming := &fakeStreaming{Runtime: exectest.Runtime{URL: runtimeSrv.URL, Err: tc.runtimeErr}}
+			s, err := New(openConfig(t, &fakeHost{}, streaming))
+			if err != nil {
+				t.Fatal(err)
+			}
 			rec := httptest.NewRecorder()
 			s.Handler().ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
 			if rec.Code != tc.want {
 				t.Errorf("got %d %q, want %d", rec.Code, rec.Body.String(), tc.want)
 			}
 		})
+	}
+	if reqs := runtimeSrv.Requests(); len(reqs) != 0 {
+		t.Errorf("the runtime got %d requests, want none for requests that fail", len(reqs))
 	}
 }
 
