@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes/fake"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // A client certificate that is not due yet is left alone: the rotator finds it under its own
@@ -70,5 +71,43 @@ func TestServingCertRequestsWhenMissing(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "kubelet-client-current.pem")); err == nil {
 		t.Error("the serving certificate was stored as the client certificate")
+	}
+}
+
+// The serving certificate's timing follows the injected clock: a certificate from an earlier run
+// is served while the clock is before its notAfter and its rotation is scheduled at 70% of its
+// lifetime from the clock's now; once the clock passes notAfter, a new ServingCert does not serve
+// it (as client-go's certificate manager refuses an expired certificate).
+func TestServingCertUsesTheClock(t *testing.T) {
+	dir := t.TempDir()
+	notBefore := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	certPEM, keyPEM := selfSigned(t, notBefore, notBefore.Add(10*time.Hour))
+	if _, err := (store{certDir: dir, prefix: servingPrefix}).update(certPEM, keyPEM, notBefore); err != nil {
+		t.Fatal(err)
+	}
+	clk := testingclock.NewFakeClock(notBefore.Add(time.Hour))
+	s, err := NewServingCert(ServingConfig{Client: fake.NewClientset(), CertDir: dir, NodeName: "n1", Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetCertificate(nil); err != nil {
+		t.Fatalf("GetCertificate = %v before notAfter, want the stored certificate", err)
+	}
+	s.rotator.cfg.Jitter = func() float64 { return 0 }
+	wait, err := s.rotator.rotateIfDue(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 6 * time.Hour; wait != want { // 70% of 10 h after notBefore is 7 h; the clock is at 1 h
+		t.Errorf("rotation in %s, want %s", wait, want)
+	}
+
+	clk.SetTime(notBefore.Add(11 * time.Hour))
+	s, err = NewServingCert(ServingConfig{Client: fake.NewClientset(), CertDir: dir, NodeName: "n1", Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetCertificate(nil); err == nil {
+		t.Error("GetCertificate served a certificate the clock says has expired")
 	}
 }

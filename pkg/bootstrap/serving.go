@@ -13,6 +13,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // ServingConfig configures the serving certificate of the kubelet API when serverTLSBootstrap is
@@ -29,6 +30,9 @@ type ServingConfig struct {
 	IPs      []net.IP // the node's addresses, as SANs
 	// Timeout bounds the wait for an admin to approve one CSR; then a new CSR is made. Default 15 min.
 	Timeout time.Duration
+	// Clock times the rotation and tells whether a certificate on disk has expired; it defaults
+	// to the real clock.
+	Clock clock.Clock
 }
 
 // ServingCert keeps the kubelet API's serving certificate: GetCertificate for the TLS server, Run
@@ -47,7 +51,8 @@ func NewServingCert(cfg ServingConfig) (*ServingCert, error) {
 		cfg.Timeout = 15 * time.Minute
 	}
 	s := &ServingCert{}
-	r, err := NewRotator(RotatorConfig{Client: cfg.Client, CertDir: cfg.CertDir, NodeName: cfg.NodeName, Timeout: cfg.Timeout, OnRotate: func() { _ = s.load() }})
+	r, err := NewRotator(RotatorConfig{Client: cfg.Client, CertDir: cfg.CertDir, NodeName: cfg.NodeName, Timeout: cfg.Timeout, Clock: cfg.Clock,
+		OnRotate: func() { _ = s.load() }})
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +80,7 @@ func (s *ServingCert) load() error {
 	if err != nil {
 		return err
 	}
-	if time.Now().After(pair.Leaf.NotAfter) {
+	if s.rotator.cfg.Clock.Now().After(pair.Leaf.NotAfter) {
 		return fmt.Errorf("serving certificate %s expired at %s", path, pair.Leaf.NotAfter)
 	}
 	s.current.Store(&pair)

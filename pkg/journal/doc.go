@@ -5,15 +5,18 @@
 // Upstream counterpart: none. The real kubelet says the same things in its logs (at -v=2..4)
 // and in Events; the journal gathers them, with their order, in one place a student can watch.
 //
-// One *Journal is created in run() and handed to each component through its Config (like the
-// metrics registry); a component without one (nil) records nothing, so unit tests need none.
+// Each node agent has one *Journal (kubelet.New makes it). Components write through a Recorder,
+// the one way to record: the wiring hands each component the Recorder of its source
+// (journal.For(SourcePLEG)) in its Config, and the component calls Record(kind, pod, fields). The
+// zero Recorder records nothing, so a component works without a journal and unit tests need none.
 //
 //	syncLoopIteration ─┐
 //	pod workers ───────┤                           ┌─▶ GET /debug/journal  (:10250, nodes/proxy)
 //	kuberuntime (CRI) ─┤  Record(Event) ──▶ ring ──┤   GET /debug/journal/ui
 //	PLEG ──────────────┤  (one mutex, a slice;     └─▶ the same on --debug-address (loopback, no
 //	status manager ────┤   oldest overwritten)         authentication) ◀── minikubelet journal
-//	lease, secrets ────┘
+//	lease, secrets ────┤
+//	start order ───────┘
 //
 // # Sources and kinds (labs depend on these strings)
 //
@@ -38,6 +41,7 @@
 //	status     delete                                 yes  code (the final DELETE of a deleted pod)
 //	lease      renew                                  -    latency, error
 //	secrets    get, watch, cache hit                  -    kind (secret, configmap), object
+//	start      start, stop                            -    step (a step of the start order), took, error
 //
 // A pod is "namespace/name" (PodKey). A kubectl delete shows as configCh DELETE (graceful
 // deletion: deletionTimestamp set), later configCh REMOVE (the pod is gone from the API server,

@@ -21,6 +21,7 @@ const (
 	SourceStatus    = "status"    // the status manager's versions, PATCHes and final deletes
 	SourceLease     = "lease"     // a renewal of the node Lease
 	SourceSecrets   = "secrets"   // the secret and configmap managers' requests and cache hits
+	SourceStart     = "start"     // a step of the start order started or stopped (pkg/kubelet)
 )
 
 // Event is one thing that happened in the kubelet. Record fills Seq and Time.

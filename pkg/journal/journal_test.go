@@ -2,12 +2,15 @@ package journal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
@@ -251,5 +254,32 @@ func BenchmarkRecord(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		j.Record(e)
+	}
+}
+
+// A Recorder stamps its source and names the pod; the zero Recorder (a component without a
+// journal) records nothing and costs nothing.
+func TestRecorder(t *testing.T) {
+	j := New(8)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "u1"}}
+	rec := j.For(SourcePodWorker)
+	rec.Record("syncing", Pod(pod), map[string]string{"updateType": "create"})
+	rec.Record("housekeeping", Pod(nil), WithError(nil, errors.New("boom")))
+	var zero Recorder
+	zero.Record("lost", Pod(pod), nil)
+	(*Journal)(nil).For(SourceLease).Record("lost", PodRef{}, nil)
+
+	got := j.Since(0, Filter{})
+	if len(got) != 2 {
+		t.Fatalf("recorded %d events, want 2: %+v", len(got), got)
+	}
+	if e := got[0]; e.Source != SourcePodWorker || e.Kind != "syncing" || e.Pod != "default/web" || e.UID != "u1" || e.Fields["updateType"] != "create" {
+		t.Errorf("first event = %+v", e)
+	}
+	if e := got[1]; e.Pod != "" || e.UID != "" || e.Fields["error"] != "boom" {
+		t.Errorf("second event = %+v, want no pod and the error", e)
+	}
+	if zero.Enabled() || !rec.Enabled() {
+		t.Errorf("Enabled: zero %v, real %v", zero.Enabled(), rec.Enabled())
 	}
 }

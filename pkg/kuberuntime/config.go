@@ -8,6 +8,8 @@ import (
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // sandboxConfig is the CRI PodSandboxConfig of a pod (upstream: kuberuntime_sandbox.go).
@@ -71,7 +73,7 @@ func protocol(p corev1.Protocol) runtimeapi.Protocol {
 func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt uint32) (string, error) {
 	start := m.clock.Now()
 	resp, err := m.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: m.sandboxConfig(pod, attempt)})
-	m.noteCRI("RunPodSandbox", refOf(pod), start, err, "id", resp.GetPodSandboxId())
+	m.noteCRI("RunPodSandbox", journal.Pod(pod), start, err, "id", resp.GetPodSandboxId())
 	if err != nil {
 		return "", fmt.Errorf("run pod sandbox: %w", err)
 	}

@@ -2,8 +2,23 @@
 // sandbox, a container instance and an image are. The kubelet's pod workers call SyncPod and
 // KillPod; PLEG and housekeeping call GetPods and GetPodStatus.
 //
-// Upstream counterpart: pkg/kubelet/kuberuntime (kuberuntime_manager.go SyncPod and
-// computePodActions, kuberuntime_sandbox.go, kuberuntime_container.go, labels.go).
+// Upstream counterpart: pkg/kubelet/kuberuntime (v1.36). Our files, and the upstream file each
+// mirrors:
+//
+//   - manager.go: Config, New, SyncPod, KillPod, RemovePod (kuberuntime_manager.go);
+//   - actions.go: computePodActions, shouldRestart (kuberuntime_manager.go computePodActions;
+//     pkg/kubelet/container/helpers.go ShouldContainerBeRestarted);
+//   - container.go: startContainer with its crash-loop back-off, stopContainer
+//     (kuberuntime_container.go startContainer, killContainer);
+//   - image.go: ensureImage (kuberuntime_image.go; pkg/kubelet/images/image_manager.go);
+//   - config.go: the CRI sandbox and container configs, createSandbox (kuberuntime_sandbox.go;
+//     kuberuntime_container.go generateContainerConfig);
+//   - status.go: GetPods, GetPodStatus (kuberuntime_manager.go GetPods, GetPodStatus);
+//   - labels.go: labels, annotations, the container hash, log paths (labels.go, helpers.go);
+//   - gc.go: pruneDeadContainers (kuberuntime_gc.go);
+//   - sync_result.go: SyncResult, ContainerError, the waiting reasons
+//     (pkg/kubelet/container/sync_result.go);
+//   - instrumented.go: noteCRI, the journal of CRI calls (instrumented_services.go).
 //
 // One SyncPod is:
 //

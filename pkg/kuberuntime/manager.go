@@ -1,13 +1,12 @@
 package kuberuntime
 
+// The manager and its calls for a whole pod: SyncPod, KillPod, RemovePod (upstream:
+// kuberuntime_manager.go kubeGenericRuntimeManager, SyncPod, killPodWithSyncResult).
+
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,18 +18,6 @@ import (
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/journal"
-)
-
-// Waiting reasons the real kubelet shows in containerStatuses[].state.waiting.reason.
-const (
-	ReasonCrashLoopBackOff   = "CrashLoopBackOff"
-	ReasonErrImagePull       = "ErrImagePull"
-	ReasonImagePullBackOff   = "ImagePullBackOff"
-	ReasonErrImageNeverPull  = "ErrImageNeverPull"
-	ReasonCreateContainerErr = "CreateContainerError"
-	ReasonRunContainerError  = "RunContainerError"
-	ReasonCreateSandboxError = "CreatePodSandboxError"
-	ReasonCreateConfigError  = "CreateContainerConfigError"
 )
 
 // EnvVar and Mount are what the kubelet adds to a container beyond its spec.
@@ -70,7 +57,7 @@ type Config struct {
 	// Journal, if set, records every CRI call that changes a pod (RunPodSandbox, PullImage,
 	// CreateContainer, StartContainer, StopContainer, StopPodSandbox, RemovePodSandbox) with
 	// its duration.
-	Journal *journal.Journal
+	Journal journal.Recorder
 }
 
 // Manager turns pod specs into CRI calls (upstream: kuberuntime_manager.go).
@@ -80,7 +67,7 @@ type Manager struct {
 	podLogsDir string
 	options    OptionsGenerator
 	clock      clock.Clock
-	journal    *journal.Journal
+	journal    journal.Recorder
 
 	// crashBackoff delays restarts of a crashing container: 10 s doubling to 300 s, keyed by
 	// pod and container (upstream: kubelet.go backOff, MaxContainerBackOff).
@@ -124,37 +111,6 @@ func (m *Manager) GCBackoffs() {
 // secret manager and volumes). Call it before the first SyncPod.
 func (m *Manager) SetOptionsGenerator(g OptionsGenerator) { m.options = g }
 
-// ContainerError is why a container could not be started in this sync; Reason is the waiting
-// reason the pod status shows.
-type ContainerError struct {
-	Name    string
-	Reason  string
-	Message string
-}
-
-func (e ContainerError) Error() string { return fmt.Sprintf("%s: %s: %s", e.Name, e.Reason, e.Message) }
-
-// SyncResult is what one SyncPod did not manage.
-type SyncResult struct {
-	// SandboxError is set when a new sandbox could not be created.
-	SandboxError error
-	// ContainerErrors by container name.
-	ContainerErrors map[string]ContainerError
-	// Changed reports that the sync killed, created or started something and it succeeded: the
-	// runtime now holds a state the PLEG has not listed yet. A sync that only met a back-off or
-	// an error leaves it false, so a crash-looping pod does not ask for relists.
-	Changed bool
-}
-
-// Err joins everything that went wrong, or nil.
-func (r SyncResult) Err() error {
-	errs := []error{r.SandboxError}
-	for _, e := range r.ContainerErrors {
-		errs = append(errs, e)
-	}
-	return errors.Join(errs...)
-}
-
 // SyncPod makes the runtime match the pod: compute the actions, then kill, create the sandbox,
 // pull images and start containers (upstream: kubeGenericRuntimeManager.SyncPod).
 func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus) SyncResult {
@@ -173,7 +129,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	} else {
 		for id, why := range actions.ContainersToKill {
 			logger.V(2).Info("Killing container", "container", why.Name, "reason", why.Message)
-			if err := m.stopContainer(ctx, refOf(pod), id, why.Name, gracePeriod(pod)); err != nil {
+			if err := m.stopContainer(ctx, journal.Pod(pod), id, why.Name, gracePeriod(pod)); err != nil {
 				result.ContainerErrors[why.Name] = ContainerError{Name: why.Name, Reason: "KillContainerError", Message: err.Error()}
 				continue
 			}
@@ -220,166 +176,12 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	return result
 }
 
-// deadContainersKept is how many exited instances of one container a pod keeps: the newest is
-// the API's state or lastState, one more for `kubectl logs --previous`, as upstream's GC default
-// (MaxPerPodContainer) keeps them.
-const deadContainersKept = 2
-
-// deadContainersToRemove picks the exited instances beyond the newest deadContainersKept of each
-// container name (status lists them newest first), and the created instances that a newer one
-// replaced: never started (the kubelet died between create and start), they never will be. Pure.
-func deadContainersToRemove(status *kubecontainer.PodStatus) []string {
-	seen := map[string]int{}   // exited instances so far, by name
-	newer := map[string]bool{} // an instance newer than this one exists, by name
-	var out []string
-	for _, c := range status.Containers {
-		switch {
-		case c.State == runtimeapi.ContainerState_CONTAINER_CREATED && newer[c.Name]:
-			out = append(out, c.ID)
-		case c.State == runtimeapi.ContainerState_CONTAINER_EXITED:
-			seen[c.Name]++
-			if seen[c.Name] > deadContainersKept {
-				out = append(out, c.ID)
-			}
-		}
-		newer[c.Name] = true
-	}
-	return out
-}
-
-// pruneDeadContainers removes old exited instances so a crash-looping pod does not pile them up,
-// and replaced created ones (upstream: the container garbage collector).
-func (m *Manager) pruneDeadContainers(ctx context.Context, status *kubecontainer.PodStatus) {
-	for _, id := range deadContainersToRemove(status) {
-		if _, err := m.runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: id}); err != nil && !isNotFound(err) {
-			klog.FromContext(ctx).V(2).Info("Failed to remove a dead container", "containerID", id, "err", err)
-		}
-	}
-}
-
-func gracePeriod(pod *corev1.Pod) int64 {
-	if pod.DeletionGracePeriodSeconds != nil {
-		return *pod.DeletionGracePeriodSeconds
-	}
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		return *pod.Spec.TerminationGracePeriodSeconds
-	}
-	return 30
-}
-
-// startContainer starts one container: backoff check, image, create, start.
-func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, status *kubecontainer.PodStatus, sandboxID string, sandboxConfig *runtimeapi.PodSandboxConfig, podIP string) *ContainerError {
-	// Without an instance in the runtime (a new runtime, or one that lost its state), continue
-	// the restart count from the log files already there, as upstream calcRestartCountByLogDir:
-	// a new instance never overwrites an old one's log.
-	restartCount := restartCountFromLogDir(filepath.Join(podLogDir(m.podLogsDir, pod.Namespace, pod.Name, pod.UID), c.Name))
-	if prev := status.FindContainer(c.Name); prev != nil {
-		restartCount = prev.RestartCount + 1
-		if prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-			key := backoffKey(pod, c)
-			if m.crashBackoff.IsInBackOffSince(key, prev.FinishedAt) {
-				return &ContainerError{Name: c.Name, Reason: ReasonCrashLoopBackOff,
-					Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)",
-						m.crashBackoff.Get(key), c.Name, pod.Name, pod.Namespace, pod.UID)}
-			}
-			m.crashBackoff.Next(key, prev.FinishedAt)
-		}
-	}
-	imageRef, cerr := m.ensureImage(ctx, pod, c, sandboxConfig)
-	if cerr != nil {
-		return cerr
-	}
-	opts := &RunContainerOptions{}
-	if m.options != nil {
-		var err error
-		if opts, err = m.options.GenerateRunContainerOptions(ctx, pod, c, podIP); err != nil {
-			return &ContainerError{Name: c.Name, Reason: ReasonCreateConfigError, Message: err.Error()}
-		}
-	}
-	logDir := podLogDir(m.podLogsDir, pod.Namespace, pod.Name, pod.UID)
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return &ContainerError{Name: c.Name, Reason: ReasonCreateContainerErr, Message: err.Error()}
-	}
-	start := m.clock.Now()
-	created, err := m.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
-		PodSandboxId:  sandboxID,
-		Config:        m.containerConfig(pod, c, restartCount, imageRef, opts),
-		SandboxConfig: sandboxConfig,
-	})
-	m.noteCRI("CreateContainer", refOf(pod), start, err, "id", created.GetContainerId(), "container", c.Name)
-	if err != nil {
-		return &ContainerError{Name: c.Name, Reason: ReasonCreateContainerErr, Message: err.Error()}
-	}
-	start = m.clock.Now()
-	_, err = m.runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: created.GetContainerId()})
-	m.noteCRI("StartContainer", refOf(pod), start, err, "id", created.GetContainerId(), "container", c.Name)
-	if err != nil {
-		return &ContainerError{Name: c.Name, Reason: ReasonRunContainerError, Message: err.Error()}
-	}
-	klog.FromContext(ctx).V(2).Info("Started container", "pod", klog.KObj(pod), "container", c.Name, "containerID", created.GetContainerId(), "restartCount", restartCount)
-	return nil
-}
-
-// restartCountFromLogDir is one more than the highest <n>.log in dir, or 0.
-func restartCountFromLogDir(dir string) int {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return 0
-	}
-	next := 0
-	for _, e := range entries {
-		if n, err := strconv.Atoi(strings.TrimSuffix(e.Name(), ".log")); err == nil && strings.HasSuffix(e.Name(), ".log") && n+1 > next {
-			next = n + 1
-		}
-	}
-	return next
-}
-
-func backoffKey(pod *corev1.Pod, c *corev1.Container) string {
-	return fmt.Sprintf("%s_%s_%s_%s", pod.Namespace, pod.Name, pod.UID, c.Name)
-}
-
-// ensureImage pulls the image as imagePullPolicy says, behind a per-image backoff.
-func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sandboxConfig *runtimeapi.PodSandboxConfig) (string, *ContainerError) {
-	spec := &runtimeapi.ImageSpec{Image: c.Image}
-	present := ""
-	if c.ImagePullPolicy != corev1.PullAlways {
-		st, err := m.image.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: spec})
-		if err != nil {
-			return "", &ContainerError{Name: c.Name, Reason: ReasonErrImagePull, Message: err.Error()}
-		}
-		present = st.GetImage().GetId()
-	}
-	if present != "" {
-		return present, nil
-	}
-	if c.ImagePullPolicy == corev1.PullNever {
-		return "", &ContainerError{Name: c.Name, Reason: ReasonErrImageNeverPull,
-			Message: fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)}
-	}
-	key := pod.Namespace + "_" + pod.Name + "_" + string(pod.UID) + "_" + c.Image
-	if m.pullBackoff.IsInBackOffSinceUpdate(key, m.clock.Now()) {
-		return "", &ContainerError{Name: c.Name, Reason: ReasonImagePullBackOff, Message: fmt.Sprintf("Back-off pulling image %q", c.Image)}
-	}
-	m.pullMu.Lock()
-	start := m.clock.Now()
-	resp, err := m.image.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sandboxConfig})
-	m.noteCRI("PullImage", refOf(pod), start, err, "id", resp.GetImageRef(), "container", c.Name, "image", c.Image)
-	m.pullMu.Unlock()
-	if err != nil {
-		m.pullBackoff.Next(key, m.clock.Now())
-		return "", &ContainerError{Name: c.Name, Reason: ReasonErrImagePull, Message: fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)}
-	}
-	m.pullBackoff.Reset(key)
-	return resp.GetImageRef(), nil
-}
-
 // KillPod stops every running container of the pod (within gracePeriod seconds, in parallel) and
 // then its sandboxes. Stopping what is already gone is not an error (CRI: NotFound is success).
 func (m *Manager) KillPod(ctx context.Context, status *kubecontainer.PodStatus, gracePeriod int64) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(status.Containers))
-	pod := podRef{key: journal.PodKey(status.Namespace, status.Name), uid: string(status.ID)}
+	pod := journal.PodRef{Namespace: status.Namespace, Name: status.Name, UID: string(status.ID)}
 	for _, c := range status.Containers {
 		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue
@@ -418,7 +220,7 @@ func (m *Manager) RemovePod(ctx context.Context, pod *kubecontainer.RunningPod) 
 			all = append(all, err)
 		}
 	}
-	ref := podRef{key: journal.PodKey(pod.Namespace, pod.Name), uid: string(pod.ID)}
+	ref := journal.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.ID)}
 	for _, s := range pod.Sandboxes {
 		start := m.clock.Now()
 		_, err := m.runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.GetId()})
@@ -434,39 +236,4 @@ func (m *Manager) RemovePod(ctx context.Context, pod *kubecontainer.RunningPod) 
 		}
 	}
 	return errors.Join(all...)
-}
-
-func (m *Manager) stopContainer(ctx context.Context, pod podRef, id, name string, gracePeriod int64) error {
-	start := m.clock.Now()
-	_, err := m.runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: gracePeriod})
-	m.noteCRI("StopContainer", pod, start, err, "id", id, "container", name)
-	if err != nil && !isNotFound(err) {
-		return fmt.Errorf("stop container %s: %w", id, err)
-	}
-	return nil
-}
-
-// podRef names a pod in the journal.
-type podRef struct{ key, uid string }
-
-func refOf(pod *corev1.Pod) podRef {
-	return podRef{key: journal.PodKey(pod.Namespace, pod.Name), uid: string(pod.UID)}
-}
-
-// noteCRI records one CRI call of pod in the journal: its duration since start, its error, and
-// the fields in kv (key, value, key, value…; empty values are left out).
-func (m *Manager) noteCRI(call string, pod podRef, start time.Time, err error, kv ...string) {
-	if m.journal == nil {
-		return
-	}
-	fields := map[string]string{"duration": m.clock.Since(start).Round(time.Microsecond).String()}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			fields[kv[i]] = kv[i+1]
-		}
-	}
-	if err != nil {
-		fields["error"] = err.Error()
-	}
-	m.journal.Record(journal.Event{Source: journal.SourceCRI, Kind: call, Pod: pod.key, UID: pod.uid, Fields: fields})
 }

@@ -21,7 +21,13 @@ import (
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/pkg/pleg"
 )
+
+// The Manager is the runtime PLEG lists (status.go: GetPods, GetPodStatus). The check sits in a
+// test file because pleg's own tests import this package: a non-test import of pleg here would
+// be a cycle.
+var _ pleg.Runtime = (*Manager)(nil)
 
 // newFakeRuntime serves the fake CRI runtime on a real unix socket and connects a Manager to it
 // through the real CRI client: the same code path as with containerd.
@@ -265,7 +271,7 @@ func TestRunContainerOptions(t *testing.T) {
 func TestJournalRecordsCRICalls(t *testing.T) {
 	m, _, ctx, _ := newFakeRuntime(t)
 	j := journal.New(32)
-	m.journal = j
+	m.journal = j.For(journal.SourceCRI)
 	pod := podWithCommand(corev1.RestartPolicyAlways, "sleep", "infinity")
 	if err := m.SyncPod(ctx, pod, podStatus(t, ctx, m, pod)).Err(); err != nil {
 		t.Fatal(err)

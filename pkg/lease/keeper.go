@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 )
 
@@ -42,6 +43,8 @@ type KeeperConfig struct {
 	Poll time.Duration
 	// ProcState reads a process's state letter (default: from /proc/<pid>/stat).
 	ProcState func(pid int) (byte, error)
+	// Clock times the polls and renewals and gives the renewTime; it defaults to the real clock.
+	Clock clock.WithTicker
 }
 
 // RunKeeper renews the Lease while the parent is stopped, until the parent exits (returns nil) or
@@ -59,14 +62,18 @@ func RunKeeper(ctx context.Context, cfg KeeperConfig) error {
 	if cfg.ProcState == nil {
 		cfg.ProcState = ProcState
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
 	logger := klog.FromContext(ctx)
 	logger.Info("Lease keeper watching the kubelet; it renews the node lease only while the kubelet is stopped",
 		"pid", cfg.ParentPID, "node", cfg.NodeName, "every", cfg.Duration/4)
 
 	var next time.Time // when to renew next while the parent stays stopped; zero while it runs
-	ticker := time.NewTicker(cfg.Poll)
+	ticker := cfg.Clock.NewTicker(cfg.Poll)
 	defer ticker.Stop()
 	for {
+		now := cfg.Clock.Now() // before looking at the parent: one turn, one time
 		state, err := cfg.ProcState(cfg.ParentPID)
 		if err != nil || state == 'Z' || state == 'X' {
 			logger.Info("The kubelet exited; the lease keeper stops too", "pid", cfg.ParentPID)
@@ -78,21 +85,21 @@ func RunKeeper(ctx context.Context, cfg KeeperConfig) error {
 				logger.Info("The kubelet runs again; its own heartbeat takes over", "pid", cfg.ParentPID)
 			}
 			next = time.Time{}
-		case next.IsZero() || !time.Now().Before(next):
+		case next.IsZero() || !now.Before(next):
 			if next.IsZero() {
 				logger.Info("The kubelet is stopped (a breakpoint or SIGSTOP); renewing the node lease for it", "pid", cfg.ParentPID, "state", string(state))
 			}
-			if err := renewFor(ctx, cfg.Client, cfg.NodeName, cfg.Duration); err != nil {
+			if err := renewFor(ctx, cfg.Client, cfg.NodeName, cfg.Duration, now); err != nil {
 				logger.Error(err, "Lease keeper could not renew the node lease; retrying")
-				next = time.Now().Add(cfg.Poll)
+				next = now.Add(cfg.Poll)
 			} else {
-				next = time.Now().Add(cfg.Duration / 4)
+				next = now.Add(cfg.Duration / 4)
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C:
+		case <-ticker.C():
 		}
 	}
 }
@@ -104,7 +111,7 @@ func stopped(state byte) bool { return state == 'T' || state == 't' }
 // renewFor sets the Lease's renewTime to now (GET then UPDATE; a conflict means the kubelet renewed
 // it meanwhile, which is just as good). If the kubelet was stopped before it created its Lease,
 // the keeper creates it; the kubelet adds the owner reference when it runs again.
-func renewFor(ctx context.Context, client kubernetes.Interface, nodeName string, duration time.Duration) error {
+func renewFor(ctx context.Context, client kubernetes.Interface, nodeName string, duration time.Duration, now time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	leases := client.CoordinationV1().Leases(Namespace)
@@ -115,7 +122,7 @@ func renewFor(ctx context.Context, client kubernetes.Interface, nodeName string,
 			Spec: coordinationv1.LeaseSpec{
 				HolderIdentity:       ptr.To(nodeName),
 				LeaseDurationSeconds: ptr.To(int32(duration / time.Second)),
-				RenewTime:            &metav1.MicroTime{Time: time.Now()},
+				RenewTime:            &metav1.MicroTime{Time: now},
 			},
 		}
 		if _, err := leases.Create(ctx, l, metav1.CreateOptions{}); err != nil {
@@ -127,7 +134,7 @@ func renewFor(ctx context.Context, client kubernetes.Interface, nodeName string,
 	if err != nil {
 		return fmt.Errorf("get lease %s/%s: %w", Namespace, nodeName, err)
 	}
-	l.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+	l.Spec.RenewTime = &metav1.MicroTime{Time: now}
 	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("renew lease %s/%s: %w", Namespace, nodeName, err)
 	}

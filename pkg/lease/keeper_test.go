@@ -3,13 +3,13 @@ package lease
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 func TestParseProcState(t *testing.T) {
@@ -31,105 +31,124 @@ func TestParseProcState(t *testing.T) {
 	}
 }
 
-// The keeper is silent while the kubelet runs, renews while it is stopped, and ends when it exits.
-func TestKeeperRenewsOnlyWhileParentStopped(t *testing.T) {
-	old := time.Now().Add(-time.Hour)
-	client := fake.NewClientset(&coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: Namespace},
-		Spec:       coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: old}},
-	})
-	var mu sync.Mutex
-	state := byte('S')
-	gone := false
-	setState := func(s byte, exited bool) { mu.Lock(); state, gone = s, exited; mu.Unlock() }
-	updates := func() int {
-		n := 0
-		for _, a := range client.Actions() {
-			if a.GetVerb() == "update" {
-				n++
-			}
-		}
-		return n
-	}
-	done := make(chan error, 1)
+// keeperHarness runs RunKeeper on a fake clock and drives it one turn at a time: the keeper's
+// ProcState takes the parent's state from the test, so the test knows where the loop is without
+// sleeping.
+type keeperHarness struct {
+	t      *testing.T
+	clock  *testingclock.FakeClock
+	client *fake.Clientset
+	poll   time.Duration
+	states chan byte // one state per turn; closed: the parent exited
+	done   chan error
+}
+
+func startKeeper(t *testing.T, client *fake.Clientset, duration time.Duration) *keeperHarness {
+	t.Helper()
+	h := &keeperHarness{t: t, clock: testingclock.NewFakeClock(time.Now()), client: client, poll: time.Second,
+		states: make(chan byte), done: make(chan error, 1)}
 	go func() {
-		done <- RunKeeper(context.Background(), KeeperConfig{
-			Client: client, NodeName: "n1", ParentPID: 42, Duration: 80 * time.Millisecond, Poll: 5 * time.Millisecond,
+		h.done <- RunKeeper(context.Background(), KeeperConfig{
+			Client: client, NodeName: "n1", ParentPID: 42, Duration: duration, Poll: h.poll, Clock: h.clock,
 			ProcState: func(pid int) (byte, error) {
-				mu.Lock()
-				defer mu.Unlock()
 				if pid != 42 {
 					t.Errorf("keeper looked at pid %d, want 42", pid)
 				}
-				if gone {
+				state, ok := <-h.states
+				if !ok {
 					return 0, errors.New("no such process")
 				}
 				return state, nil
 			},
 		})
 	}()
+	h.states <- 'S' // the first turn runs at once, before any tick
+	return h
+}
 
-	time.Sleep(100 * time.Millisecond)
+// turn lets one Poll pass and runs the next turn with the parent in state. When it returns,
+// the keeper has finished the turn before: it only looks at the parent again after that turn.
+func (h *keeperHarness) turn(state byte) {
+	h.clock.Step(h.poll)
+	h.states <- state
+}
+
+// stop ends the keeper as the parent's exit does, and checks that it returns nil.
+func (h *keeperHarness) stop() {
+	h.clock.Step(h.poll)
+	close(h.states)
+	if err := <-h.done; err != nil {
+		h.t.Errorf("RunKeeper = %v after the kubelet exited, want nil", err)
+	}
+}
+
+func (h *keeperHarness) updates() int {
+	n := 0
+	for _, a := range h.client.Actions() {
+		if a.GetVerb() == "update" {
+			n++
+		}
+	}
+	return n
+}
+
+// The keeper is silent while the kubelet runs, renews every Duration/4 (as the Lease controller
+// would) while it is stopped, falls silent again when it runs, and ends when it exits.
+func TestKeeperRenewsOnlyWhileParentStopped(t *testing.T) {
+	old := time.Now().Add(-time.Hour)
+	client := fake.NewClientset(&coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: Namespace},
+		Spec:       coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: old}},
+	})
+	h := startKeeper(t, client, 8*time.Second) // renew every 2 s: every second poll
+
+	for range 3 {
+		h.turn('S')
+	}
 	if n := len(client.Actions()); n != 0 {
 		t.Fatalf("keeper sent %d requests while the kubelet was running, want 0", n)
 	}
 
-	setState('t', false) // a breakpoint
-	deadline := time.Now().Add(5 * time.Second)
-	for updates() < 3 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	stoppedAt := h.clock.Now().Add(h.poll)
+	h.turn('t') // a breakpoint: renew at once
+	for range 4 {
+		h.turn('t') // 1 s, 2 s (renew), 3 s, 4 s (renew) after the first renewal
 	}
-	if n := updates(); n < 3 {
-		t.Fatalf("keeper renewed %d times while the kubelet was stopped, want at least 3", n)
+	h.turn('t') // the turn before has finished
+	if n := h.updates(); n != 3 {
+		t.Fatalf("keeper renewed %d times in 4 s of the kubelet stopped, want 3 (at once, then every Duration/4)", n)
 	}
 	l, err := client.CoordinationV1().Leases(Namespace).Get(context.Background(), "n1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !l.Spec.RenewTime.After(old.Add(time.Minute)) {
-		t.Errorf("renewTime %v was not moved forward", l.Spec.RenewTime)
+	if want := stoppedAt.Add(4 * time.Second); !l.Spec.RenewTime.Time.Equal(want) {
+		t.Errorf("renewTime = %v, want %v (the clock's time at the last renewal)", l.Spec.RenewTime, want)
 	}
 
-	setState('R', false) // continue
-	time.Sleep(20 * time.Millisecond)
+	h.turn('R') // continue
 	before := len(client.Actions())
-	time.Sleep(100 * time.Millisecond)
+	for range 8 {
+		h.turn('R')
+	}
 	if after := len(client.Actions()); after != before {
 		t.Errorf("keeper sent %d requests after the kubelet ran again, want 0", after-before)
 	}
-
-	setState('S', true)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("RunKeeper = %v after the kubelet exited, want nil", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("keeper did not stop after the kubelet exited")
-	}
+	h.stop()
 }
 
 // A kubelet stopped before it created its Lease still stays Ready: the keeper creates the Lease.
 func TestKeeperCreatesMissingLease(t *testing.T) {
 	client := fake.NewClientset()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		_ = RunKeeper(ctx, KeeperConfig{
-			Client: client, NodeName: "n1", ParentPID: 42, Duration: 40 * time.Second, Poll: 5 * time.Millisecond,
-			ProcState: func(int) (byte, error) { return 'T', nil },
-		})
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		l, err := client.CoordinationV1().Leases(Namespace).Get(context.Background(), "n1", metav1.GetOptions{})
-		if err == nil {
-			if *l.Spec.HolderIdentity != "n1" || *l.Spec.LeaseDurationSeconds != 40 || l.Spec.RenewTime == nil {
-				t.Fatalf("created lease %+v", l.Spec)
-			}
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	h := startKeeper(t, client, 40*time.Second)
+	h.turn('T')
+	h.turn('T') // the turn before has finished
+	l, err := client.CoordinationV1().Leases(Namespace).Get(context.Background(), "n1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the keeper did not create the missing lease: %v", err)
 	}
-	t.Fatal("the keeper did not create the missing lease")
+	if *l.Spec.HolderIdentity != "n1" || *l.Spec.LeaseDurationSeconds != 40 || l.Spec.RenewTime == nil {
+		t.Fatalf("created lease %+v", l.Spec)
+	}
+	h.stop()
 }

@@ -43,7 +43,7 @@ type Config struct {
 	// OnRenew, if set, is called after each renewal attempt with its latency and error (metrics).
 	OnRenew func(latency time.Duration, err error)
 	// Journal, if set, records each renewal attempt with its latency and error.
-	Journal *journal.Journal
+	Journal journal.Recorder
 	// Clock defaults to the real clock; Jitter to math/rand (a value in [0,1)).
 	Clock  clock.Clock
 	Jitter func() float64
@@ -117,11 +117,7 @@ func (c *Controller) syncOnce(ctx context.Context) (err error) {
 		if c.cfg.OnRenew != nil {
 			c.cfg.OnRenew(latency, err)
 		}
-		fields := map[string]string{"latency": latency.String()}
-		if err != nil {
-			fields["error"] = err.Error()
-		}
-		c.cfg.Journal.Record(journal.Event{Source: journal.SourceLease, Kind: "renew", Fields: fields})
+		c.cfg.Journal.Record("renew", journal.PodRef{}, journal.WithError(map[string]string{"latency": latency.String()}, err))
 	}()
 	leases := c.cfg.Client.CoordinationV1().Leases(Namespace)
 	if c.latest == nil {

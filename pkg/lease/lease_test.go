@@ -228,7 +228,7 @@ func TestSyncOnceRecordsRenewalsInTheJournal(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
 	j := journal.New(8)
-	c, err := New(Config{Client: client, NodeName: "n1", Clock: testingclock.NewFakeClock(time.Now()), Journal: j})
+	c, err := New(Config{Client: client, NodeName: "n1", Clock: testingclock.NewFakeClock(time.Now()), Journal: j.For(journal.SourceLease)})
 	if err != nil {
 		t.Fatal(err)
 	}

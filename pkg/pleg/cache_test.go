@@ -11,7 +11,12 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/podworkers"
 )
+
+// The Cache is what the pod workers wait on (GetNewerThan). The check sits in a test file so that
+// pleg, which the pod workers read from, does not depend on podworkers outside its tests.
+var _ podworkers.Cache = (*Cache)(nil)
 
 // at is a moment of the tests' timeline, seconds after a fixed start.
 func at(seconds int) time.Time {

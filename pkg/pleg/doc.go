@@ -4,10 +4,10 @@
 //
 // Upstream counterparts (k8s.io/kubernetes v1.36):
 //
-//   - pkg/kubelet/pleg/generic.go: GenericPLEG, Relist, generateEvents (our computeEvents),
-//     Healthy;
-//   - pkg/kubelet/pleg/pleg.go: PodLifecycleEvent and its types;
-//   - pkg/kubelet/container/cache.go: the pod cache with its blocking GetNewerThan.
+//   - pkg/kubelet/pleg/generic.go: GenericPLEG, Relist, Healthy (generic.go), and
+//     generateEvents (events.go: computeEvents, from the states of two relists);
+//   - pkg/kubelet/pleg/pleg.go: PodLifecycleEvent and its types (pleg.go);
+//   - pkg/kubelet/container/cache.go: the pod cache with its blocking GetNewerThan (cache.go).
 //
 // # The relist loop
 //

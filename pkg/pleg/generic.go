@@ -1,5 +1,8 @@
 package pleg
 
+// The relist loop and PLEG's health (upstream: generic.go GenericPLEG, Relist, updateCache,
+// Healthy).
+
 import (
 	"context"
 	"errors"
@@ -9,7 +12,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -26,43 +28,6 @@ type Runtime interface {
 	// caller owns the result.
 	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kubecontainer.PodStatus, error)
 }
-
-// PodLifeCycleEventType says what happened to a container (or sandbox) of a pod.
-type PodLifeCycleEventType string
-
-const (
-	// ContainerStarted: the container (or sandbox) is running now.
-	ContainerStarted PodLifeCycleEventType = "ContainerStarted"
-	// ContainerDied: the container exited, or the sandbox became NOTREADY.
-	ContainerDied PodLifeCycleEventType = "ContainerDied"
-	// ContainerRemoved: the container (or sandbox) no longer exists in the runtime.
-	ContainerRemoved PodLifeCycleEventType = "ContainerRemoved"
-	// ContainerChanged: the container is in a state PLEG cannot name (CREATED or UNKNOWN). Like
-	// upstream, PLEG computes it and refreshes the cache, but does not send it: nobody acts on it.
-	ContainerChanged PodLifeCycleEventType = "ContainerChanged"
-)
-
-// PodLifecycleEvent tells the kubelet that a pod needs a sync because one of its containers or
-// sandboxes changed state.
-type PodLifecycleEvent struct {
-	// ID is the pod's UID.
-	ID types.UID
-	// Type is what happened.
-	Type PodLifeCycleEventType
-	// Data is the ID (string) of the container or sandbox that changed.
-	Data any
-}
-
-// plegContainerState is the state PLEG compares between relists: CRI's container states folded
-// into three, plus "non-existent" for a container that is not (or no longer) listed.
-type plegContainerState string
-
-const (
-	plegContainerRunning     plegContainerState = "running"
-	plegContainerExited      plegContainerState = "exited"
-	plegContainerUnknown     plegContainerState = "unknown"
-	plegContainerNonExistent plegContainerState = "non-existent"
-)
 
 // Config configures a GenericPLEG.
 type Config struct {
@@ -85,7 +50,7 @@ type Config struct {
 	OnRelist func(d time.Duration)
 	// Journal, if set, records every event PLEG sends (ContainerStarted, ContainerDied,
 	// ContainerRemoved), with the pod and the container or sandbox ID.
-	Journal *journal.Journal
+	Journal journal.Recorder
 }
 
 // GenericPLEG polls the runtime and turns the differences between two polls into
@@ -286,8 +251,8 @@ func (g *GenericPLEG) reconcilePod(ctx context.Context, uid types.UID, old, curr
 		if e.Type == ContainerChanged {
 			continue // not reliable, and nobody acts on it (as upstream)
 		}
-		g.cfg.Journal.Record(journal.Event{Source: journal.SourcePLEG, Kind: string(e.Type), Pod: journal.PodKey(pod.Namespace, pod.Name),
-			UID: string(uid), Fields: map[string]string{"id": fmt.Sprint(e.Data)}})
+		g.cfg.Journal.Record(string(e.Type), journal.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(uid)},
+			map[string]string{"id": fmt.Sprint(e.Data)})
 		g.send(logger, e)
 	}
 }
@@ -313,101 +278,5 @@ func logExits(logger klog.Logger, events []*PodLifecycleEvent, status *kubeconta
 				logger.V(2).Info("Container finished", "podUID", e.ID, "containerID", c.ID, "container", c.Name, "exitCode", c.ExitCode)
 			}
 		}
-	}
-}
-
-// containerStates returns the PLEG state of each container and sandbox of a listed pod, by ID.
-// Sandboxes count as containers (as upstream): READY is running, NOTREADY is exited.
-func containerStates(pod *kubecontainer.RunningPod) map[string]plegContainerState {
-	states := map[string]plegContainerState{}
-	if pod == nil {
-		return states
-	}
-	for _, c := range pod.Containers {
-		states[c.GetId()] = fromContainerState(c.GetState())
-	}
-	for _, s := range pod.Sandboxes {
-		states[s.GetId()] = fromSandboxState(s.GetState())
-	}
-	return states
-}
-
-// fromContainerState folds a CRI container state into a PLEG state. CREATED is "unknown": the
-// kubelet starts containers right after creating them and has nothing to do for CREATED.
-func fromContainerState(s runtimeapi.ContainerState) plegContainerState {
-	switch s {
-	case runtimeapi.ContainerState_CONTAINER_RUNNING:
-		return plegContainerRunning
-	case runtimeapi.ContainerState_CONTAINER_EXITED:
-		return plegContainerExited
-	default:
-		return plegContainerUnknown
-	}
-}
-
-// fromSandboxState folds a CRI sandbox state into a PLEG state.
-func fromSandboxState(s runtimeapi.PodSandboxState) plegContainerState {
-	switch s {
-	case runtimeapi.PodSandboxState_SANDBOX_READY:
-		return plegContainerRunning
-	case runtimeapi.PodSandboxState_SANDBOX_NOTREADY:
-		return plegContainerExited
-	default:
-		return plegContainerUnknown
-	}
-}
-
-// podEvents compares one pod's container states at two relists, ordered by container ID. An ID
-// missing from a map is non-existent there.
-func podEvents(podID types.UID, old, current map[string]plegContainerState) []*PodLifecycleEvent {
-	ids := make([]string, 0, len(old)+len(current))
-	for id := range old {
-		ids = append(ids, id)
-	}
-	for id := range current {
-		if _, ok := old[id]; !ok {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	var events []*PodLifecycleEvent
-	for _, id := range ids {
-		events = append(events, computeEvents(podID, id, stateOf(old, id), stateOf(current, id))...)
-	}
-	return events
-}
-
-func stateOf(states map[string]plegContainerState, id string) plegContainerState {
-	if s, ok := states[id]; ok {
-		return s
-	}
-	return plegContainerNonExistent
-}
-
-// computeEvents decides the events for one container between two relists (upstream
-// generateEvents). The new state decides; only a disappearance looks at the old one, so that a
-// container that vanished without being seen exited is still reported dead before removed.
-func computeEvents(podID types.UID, containerID string, oldState, newState plegContainerState) []*PodLifecycleEvent {
-	if oldState == newState {
-		return nil
-	}
-	event := func(t PodLifeCycleEventType) *PodLifecycleEvent {
-		return &PodLifecycleEvent{ID: podID, Type: t, Data: containerID}
-	}
-	switch newState {
-	case plegContainerRunning:
-		return []*PodLifecycleEvent{event(ContainerStarted)}
-	case plegContainerExited:
-		return []*PodLifecycleEvent{event(ContainerDied)}
-	case plegContainerUnknown:
-		return []*PodLifecycleEvent{event(ContainerChanged)}
-	case plegContainerNonExistent:
-		if oldState == plegContainerExited {
-			return []*PodLifecycleEvent{event(ContainerRemoved)} // its death was reported already
-		}
-		return []*PodLifecycleEvent{event(ContainerDied), event(ContainerRemoved)}
-	default:
-		// Unreachable: the states above are all there are.
-		return []*PodLifecycleEvent{event(ContainerChanged)}
 	}
 }

@@ -499,7 +499,7 @@ func TestNewValidates(t *testing.T) {
 // sandbox ID — also for a pod that is gone from the runtime — and none of ContainerChanged.
 func TestRelistRecordsEventsInTheJournal(t *testing.T) {
 	j := journal.New(16)
-	g, rt, _ := newTestPLEG(t, Config{Journal: j})
+	g, rt, _ := newTestPLEG(t, Config{Journal: j.For(journal.SourcePLEG)})
 	ctx := context.Background()
 	rt.set(runningPod("a", sandbox("s1", runtimeapi.PodSandboxState_SANDBOX_READY),
 		ctr("c1", runtimeapi.ContainerState_CONTAINER_RUNNING), ctr("c2", runtimeapi.ContainerState_CONTAINER_CREATED)))

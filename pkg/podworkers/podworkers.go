@@ -86,7 +86,7 @@ type Config struct {
 	OnSync func(updateType UpdateType, d time.Duration)
 	Clock  clock.Clock
 	// Journal, if set, records each worker's start and end and each state it enters.
-	Journal *journal.Journal
+	Journal journal.Recorder
 }
 
 // podStatus is the worker-side record of one pod.
@@ -177,8 +177,8 @@ func (p *PodWorkers) UpdatePod(update UpdatePodOptions) {
 		p.pods[uid] = st
 		p.wg.Add(1)
 		go p.workerLoop(uid, st)
-		p.note("worker started", update.Pod, nil)
-		p.note(Syncing.String(), update.Pod, map[string]string{"updateType": update.UpdateType.String()})
+		p.cfg.Journal.Record("worker started", journal.Pod(update.Pod), nil)
+		p.cfg.Journal.Record(Syncing.String(), journal.Pod(update.Pod), map[string]string{"updateType": update.UpdateType.String()})
 	}
 	st.pod, st.mirrorPod = update.Pod, update.MirrorPod
 	if update.UpdateType == SyncPodCreate && st.state != Syncing {
@@ -187,7 +187,7 @@ func (p *PodWorkers) UpdatePod(update UpdatePodOptions) {
 	if next := nextState(st.state, update); next != st.state {
 		st.state = next
 		st.gracePeriod = gracePeriodFor(update.Pod, update.GracePeriodOverride)
-		p.note(next.String(), update.Pod, map[string]string{"updateType": update.UpdateType.String(), "gracePeriod": strconv.FormatInt(st.gracePeriod, 10)})
+		p.cfg.Journal.Record(next.String(), journal.Pod(update.Pod), map[string]string{"updateType": update.UpdateType.String(), "gracePeriod": strconv.FormatInt(st.gracePeriod, 10)})
 	} else if st.state == Terminating {
 		st.gracePeriod = min(st.gracePeriod, gracePeriodFor(update.Pod, update.GracePeriodOverride))
 	}
@@ -205,7 +205,7 @@ func (p *PodWorkers) workerLoop(uid types.UID, st *podStatus) {
 	defer func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.note("worker done", st.pod, map[string]string{"state": st.state.String()})
+		p.cfg.Journal.Record("worker done", journal.Pod(st.pod), map[string]string{"state": st.state.String()})
 	}()
 	for {
 		select {
@@ -294,7 +294,7 @@ func (p *PodWorkers) transition(st *podStatus, from, to State, grace int64) {
 			st.gracePeriod = grace
 		}
 		if to != Finished {
-			p.note(to.String(), st.pod, map[string]string{"gracePeriod": strconv.FormatInt(st.gracePeriod, 10)})
+			p.cfg.Journal.Record(to.String(), journal.Pod(st.pod), map[string]string{"gracePeriod": strconv.FormatInt(st.gracePeriod, 10)})
 		}
 	}
 }
@@ -348,7 +348,7 @@ func (p *PodWorkers) SyncKnownPods(desired map[types.UID]bool) (map[types.UID]St
 		case st.state == Syncing:
 			st.state = Terminating
 			st.gracePeriod = gracePeriodFor(st.pod, nil)
-			p.note(Terminating.String(), st.pod, map[string]string{"reason": "not desired any more", "gracePeriod": strconv.FormatInt(st.gracePeriod, 10)})
+			p.cfg.Journal.Record(Terminating.String(), journal.Pod(st.pod), map[string]string{"reason": "not desired any more", "gracePeriod": strconv.FormatInt(st.gracePeriod, 10)})
 			st.pending = &UpdatePodOptions{UpdateType: SyncPodKill, Pod: st.pod}
 			select {
 			case st.notify <- struct{}{}:
@@ -386,13 +386,6 @@ func (p *PodWorkers) Count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.pods)
-}
-
-// note records a worker event of pod in the journal; the caller holds p.mu, so events come in the
-// order of the state changes.
-func (p *PodWorkers) note(kind string, pod *corev1.Pod, fields map[string]string) {
-	p.cfg.Journal.Record(journal.Event{Source: journal.SourcePodWorker, Kind: kind,
-		Pod: journal.PodKey(pod.Namespace, pod.Name), UID: string(pod.UID), Fields: fields})
 }
 
 // Wait waits until every worker goroutine has returned (after ctx is done).

@@ -355,7 +355,7 @@ func TestJournalRecordsWorkerLife(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	j := journal.New(64)
-	w, err := New(ctx, Config{Syncer: r, Cache: nowCache{}, Clock: testingclock.NewFakeClock(time.Now()), Journal: j})
+	w, err := New(ctx, Config{Syncer: r, Cache: nowCache{}, Clock: testingclock.NewFakeClock(time.Now()), Journal: j.For(journal.SourcePodWorker)})
 	if err != nil {
 		t.Fatal(err)
 	}

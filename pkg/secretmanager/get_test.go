@@ -56,7 +56,7 @@ func TestJournalRecordsRequestsAndCacheHits(t *testing.T) {
 		t.Run(string(tt.strategy), func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			j := journal.New(16)
-			r := newRig(t, Config{Strategy: tt.strategy, Journal: j}, secret("db", "v1"))
+			r := newRig(t, Config{Strategy: tt.strategy, Journal: j.For(journal.SourceSecrets)}, secret("db", "v1"))
 			r.m.RegisterPod(podWith("web", "uid-1", []string{"db"}, nil))
 			if tt.strategy == StrategyWatch {
 				r.nextWatch(ctx)

@@ -41,13 +41,12 @@ type kind[T object] struct {
 	isImmutable func(T) bool
 
 	// journal, if set, is told of every GET and WATCH of an object and of every cache hit.
-	journal *journal.Journal
+	journal journal.Recorder
 }
 
 // note records what happened to namespace/name ("get", "watch", "cache hit") in the journal.
 func (k kind[T]) note(what, namespace, name string) {
-	k.journal.Record(journal.Event{Source: journal.SourceSecrets, Kind: what,
-		Fields: map[string]string{"kind": k.singular, "object": namespace + "/" + name}})
+	k.journal.Record(what, journal.PodRef{}, map[string]string{"kind": k.singular, "object": namespace + "/" + name})
 }
 
 // countFunc is called once per request sent to the API server (Config.Metrics with the kind bound).

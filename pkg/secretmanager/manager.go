@@ -87,7 +87,7 @@ type Config struct {
 	Metrics func(kind, verb string)
 	// Journal, if set, records each GET and WATCH sent for an object, and each Get served from
 	// memory (a cache hit of the Cache or Watch strategy).
-	Journal *journal.Journal
+	Journal journal.Recorder
 }
 
 // objectStore holds the objects of one kind for one strategy. There is one implementation per

@@ -2,9 +2,14 @@
 // pod status the kubelet computed, synced to the API server, and the step that finishes a
 // graceful deletion (the DELETE with grace period 0 that lets `kubectl delete pod` return).
 //
-// Upstream counterpart: pkg/kubelet/status/status_manager.go (manager, SetPodStatus,
-// updateStatusInternal, syncBatch, syncPod, normalizeStatus, mergePodStatus, TerminatePod) and
-// pkg/util/pod/pod.go (PatchPodStatus, the strategic merge patch it sends).
+// Upstream counterpart: pkg/kubelet/status/status_manager.go, one file upstream, three here:
+//
+//   - manager.go: Config, New, the cache and its setters (manager, SetPodStatus,
+//     SetContainerReadiness, TerminatePod, updateStatusInternal);
+//   - sync.go: Run and one sync (Start, syncBatch, needsReconcile, syncPod);
+//   - status.go: the pure decisions — prepareStatus, statusChanged, mergeStatus,
+//     terminatedStatus, needsSync (normalizeStatus, mergePodStatus, needsUpdate) — and statusPatch
+//     (pkg/util/pod/pod.go PatchPodStatus, the strategic merge patch it sends).
 //
 // The loop (Run) repeats syncLoopIteration, one turn at a time on a single goroutine, so two
 // syncs never race:

@@ -605,7 +605,7 @@ func TestMirrorPodTranslation(t *testing.T) {
 func TestJournalRecordsVersionsPatchesAndDelete(t *testing.T) {
 	pod := testPod("uid-1")
 	j := journal.New(32)
-	m, client, ctx := newTestManager(t, Config{Journal: j}, pod)
+	m, client, ctx := newTestManager(t, Config{Journal: j.For(journal.SourceStatus)}, pod)
 	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running("a", "fake://a", true)}})
 	if err := m.syncPod(ctx, pod.UID); err != nil {
 		t.Fatal(err)

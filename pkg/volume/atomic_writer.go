@@ -1,13 +1,15 @@
 package volume
 
+// Projecting a payload atomically: the ..data swap and the user-visible links (upstream:
+// pkg/volume/util/atomic_writer.go AtomicWriter.Write, createUserVisibleFiles,
+// removeUserVisiblePaths).
+
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,9 +28,6 @@ const (
 	// appends "_" and a random number, so two writes in the same nanosecond, or under a fake
 	// clock, still get distinct names: ..2026_11_21_12_00_00.123456789_1234567890
 	tsDirLayout = "..2006_01_02_15_04_05.000000000"
-
-	maxFileNameLength = 255
-	maxPathLength     = 4096
 )
 
 // FileProjection is one file of a volume: its content and its permission bits (0644, 0400 …).
@@ -176,112 +175,6 @@ func (w AtomicWriter) publish(dir string, payload map[string]FileProjection) (st
 	return tsName, nil
 }
 
-// writePayload writes every file with its exact mode, fsyncs it, then fsyncs every directory,
-// so nothing of the new version is only in the page cache when ..data starts pointing at it.
-func writePayload(tsPath string, payload map[string]FileProjection) error {
-	for _, p := range sortedKeys(payload) {
-		full := filepath.Join(tsPath, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return fmt.Errorf("create directory for %s: %w", p, err)
-		}
-		if err := writeFileSync(full, payload[p]); err != nil {
-			return fmt.Errorf("write %s: %w", p, err)
-		}
-	}
-	return filepath.WalkDir(tsPath, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return err
-		}
-		return syncDir(p)
-	})
-}
-
-func writeFileSync(name string, fp FileProjection) error {
-	mode := os.FileMode(fp.Mode).Perm()
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(fp.Data)
-	if err == nil {
-		// OpenFile applied the umask; the payload's mode is what the pod asked for.
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("fsync %s: %w", dir, err)
-	}
-	return nil
-}
-
-// payloadOnDisk reports whether tsPath holds exactly payload: the same set of files, each
-// with the same bytes and permission bits. Upstream compares bytes only; comparing modes too
-// means a changed mode is published like a changed content.
-func payloadOnDisk(payload map[string]FileProjection, tsPath string) (bool, error) {
-	files := 0
-	same := true
-	err := filepath.WalkDir(tsPath, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, err := filepath.Rel(tsPath, p)
-		if err != nil {
-			return err
-		}
-		want, ok := payload[rel]
-		if !ok || !d.Type().IsRegular() {
-			same = false
-			return filepath.SkipAll
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if info.Mode().Perm() != os.FileMode(want.Mode).Perm() {
-			same = false
-			return filepath.SkipAll
-		}
-		got, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(got, want.Data) {
-			same = false
-			return filepath.SkipAll
-		}
-		files++
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		// ..data points at a directory that is gone: write afresh.
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("compare payload with %s: %w", tsPath, err)
-	}
-	return same && files == len(payload), nil
-}
-
 // createUserVisibleLinks makes sure every top-level name of the payload is a symlink
 // name → ..data/name. For "a/b/c" only "a" is a link; the rest is reached through it.
 func createUserVisibleLinks(dir string, payload map[string]FileProjection) (added bool, err error) {
@@ -330,55 +223,6 @@ func removeStaleUserVisibleLinks(dir string, payload map[string]FileProjection) 
 		removed = true
 	}
 	return removed, nil
-}
-
-// validatePayload checks every path and returns the payload keyed by cleaned paths.
-func validatePayload(payload map[string]FileProjection) (map[string]FileProjection, error) {
-	clean := make(map[string]FileProjection, len(payload))
-	origin := make(map[string]string, len(payload))
-	for _, p := range sortedKeys(payload) {
-		if err := validatePath(p); err != nil {
-			return nil, err
-		}
-		c := filepath.Clean(p)
-		if prev, ok := origin[c]; ok {
-			return nil, fmt.Errorf("invalid path: %q and %q name the same file", prev, p)
-		}
-		origin[c] = p
-		clean[c] = payload[p]
-	}
-	return clean, nil
-}
-
-// validatePath is upstream's validatePath: a path may not be empty or absolute, contain a ".."
-// element, start with ".." (those names are the writer's own), have an element longer than 255
-// bytes or be longer than 4096 bytes. We also refuse paths that clean to "." ("./", "a/..").
-func validatePath(p string) error {
-	if p == "" {
-		return errors.New("invalid path: must not be empty")
-	}
-	if path.IsAbs(p) {
-		return fmt.Errorf("invalid path: must be relative path: %s", p)
-	}
-	if len(p) > maxPathLength {
-		return fmt.Errorf("invalid path: must be less than or equal to %d characters", maxPathLength)
-	}
-	items := strings.Split(p, "/")
-	for _, item := range items {
-		if item == ".." {
-			return fmt.Errorf("invalid path: must not contain '..': %s", p)
-		}
-		if len(item) > maxFileNameLength {
-			return fmt.Errorf("invalid path: filenames must be less than or equal to %d characters", maxFileNameLength)
-		}
-	}
-	if strings.HasPrefix(items[0], "..") {
-		return fmt.Errorf("invalid path: must not start with '..': %s", p)
-	}
-	if filepath.Clean(p) == "." {
-		return fmt.Errorf("invalid path: must name a file: %s", p)
-	}
-	return nil
 }
 
 // topLevelNames returns the sorted, distinct first elements of the payload's paths.

@@ -5,7 +5,8 @@
 //
 // Upstream counterparts (k8s.io/kubernetes v1.36):
 //
-//   - pkg/volume/util/atomic_writer.go: AtomicWriter.Write, validatePath (atomic_writer.go);
+//   - pkg/volume/util/atomic_writer.go: AtomicWriter.Write and the ..data swap (atomic_writer.go),
+//     writing and comparing one timestamped directory (data_dir.go), validatePath (validate.go);
 //   - pkg/volume/secret/secret.go and pkg/volume/configmap/configmap.go: MakePayload
 //     (payload.go: SecretPayload, ConfigMapPayload);
 //   - pkg/volume/projected/projected.go: collectData (ProjectedPayload);
