@@ -1,22 +1,66 @@
-// Package kubelet is the wiring: the Kubelet struct holds every component and Run starts them in
-// the documented order (ARCHITECTURE.md), then waits for the context to end and for every loop to
-// stop. Upstream counterpart: pkg/kubelet/kubelet.go (Kubelet.Run) — which also owns the syncLoop;
-// ours gains it with the pod lifecycle.
+// Package kubelet is the wiring: the Kubelet struct holds every component of one node agent, and
+// Run starts them in one visible start order, then waits until the context ends and stops them in
+// reverse. Upstream counterpart: pkg/kubelet/kubelet.go (NewMainKubelet, Kubelet.Run, syncLoop)
+// with cmd/kubelet/app/server.go (RunKubelet), which spread the same order over several functions.
 //
-// Start order in Run: client certificate rotation → node registration (blocks, retrying, until
-// the Node exists) → Lease heartbeat → node status loop → pod cache and PLEG → status manager →
-// pod workers → pod sources → syncLoop. Shutdown is the reverse, by context cancellation: every
-// loop returns when ctx is done and Run waits for all of them.
+// # Start order (kubelet.go startOrder; start.go runs it)
 //
-// The syncLoop (pods.go, upstream kubelet.go syncLoopIteration) waits on four channels:
+// Each step runs once, in order. A step does its one-shot work (load a certificate, build a
+// component, register the Node) and may leave a component running; the next step starts only
+// when the previous one has (the fake runtime: when its socket is ready). Every goroutine a step
+// leaves is tracked; on SIGTERM, or when a component fails, the steps stop last first, each gone
+// before the one before it stops, so nothing outlives what it uses. The journal (source "start")
+// records each step's start and stop.
+//
+//	root-dir             --root-dir holds everything we write
+//	debug-listener       --debug-address: the journal on loopback, from the first step on
+//	tls-bootstrap        reuse the client certificate, or get one with the bootstrap token
+//	api-clients          main and heartbeat clients, through one rotating dialer
+//	events               core/v1 Events, source kubelet on this host
+//	certificate-rotation rotateCertificates
+//	fake-runtime         the built-in CRI runtime, unless --container-runtime-endpoint
+//	cri                  the CRI gRPC connection
+//	pod-lifecycle        secret managers, kuberuntime, pod cache, PLEG, status manager, pod sources (made, not started)
+//	node-registration    the Node object (retries until it exists)
+//	lease                the Lease heartbeat, every nodeLeaseDurationSeconds/4
+//	lease-keeper         --debug-keepalive: a child renews the Lease while a debugger holds us
+//	node-status          node status every nodeStatusUpdateFrequency
+//	pod-workers          one goroutine per pod
+//	pleg                 relist every second into the pod cache
+//	status-manager       pods/status PATCHes
+//	pod-sources          the API server's pods for this node, static manifests
+//	serving-certificate  serverTLSBootstrap
+//	kubelet-api          HTTPS :10250 with authn/authz
+//	syncloop             the main loop
+//
+// # The syncLoop (syncloop.go)
+//
+// syncLoopIteration (upstream kubelet.go syncLoopIteration) waits on every channel and acts on the
+// first that fires:
 //
 //	configCh        pod sources: ADD / UPDATE / DELETE / REMOVE / RECONCILE → pod manager + workers
+//	                (pod_handlers.go; admission by maxPods)
 //	plegCh          PLEG: a container started or died → that pod's worker syncs
 //	syncCh (1 s)    pods whose resync or retry time came (pod workers' DuePods)
-//	housekeeping    (2 s) stop workers of pods no longer desired, forget their statuses,
+//	housekeepingCh  (2 s) stop workers of pods no longer desired, forget their statuses,
 //	                remove their sandboxes from the runtime, delete orphaned mirror pods
+//	                (housekeeping.go)
 //
-// A pod worker calls back into SyncPod / SyncTerminatingPod / SyncTerminatedPod here: compute
-// the API status (generateAPIPodStatus, pure), hand it to the status manager, and let kuberuntime
-// start or stop containers.
+// Upstream's loop has three more channels, for the liveness, readiness and startup probe
+// managers; minikubelet has no prober yet.
+//
+// A pod worker calls back into SyncPod / SyncTerminatingPod / SyncTerminatedPod (pod_sync.go):
+// compute the API status (generateAPIPodStatus in pod_status.go, pure), hand it to the status
+// manager, and let kuberuntime start or stop containers.
+//
+// # Files
+//
+//	kubelet.go       Config, Kubelet, New, the start order
+//	start.go         the step runner: start in order, stop in reverse
+//	node.go          the node's steps: identity, clients, Events, registration, Lease, status
+//	runtime.go       the runtime's steps and the node's readiness check on it
+//	pods.go          the pod lifecycle's parts and steps
+//	api.go           the kubelet API's steps; server.go what it asks of the pods
+//	debug.go         the journal's loopback listener and the lease keeper
+//	syncloop.go, pod_handlers.go, housekeeping.go, pod_sync.go, pod_status.go, volumes.go
 package kubelet

@@ -3,114 +3,116 @@ package kubelet
 import (
 	"context"
 	"errors"
-	"sync"
+	"net"
 
-	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/klog/v2"
+	"k8s.io/client-go/util/connrotation"
+	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/bootstrap"
-	"github.com/minikubelet/minikubelet/pkg/lease"
+	"github.com/minikubelet/minikubelet/pkg/cri/remote"
+	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
-	"github.com/minikubelet/minikubelet/pkg/server"
+	"github.com/minikubelet/minikubelet/pkg/options"
 )
 
-// Config holds the components the Kubelet runs; cmd/minikubelet/app builds them.
+// Config is what a Kubelet is made from.
 type Config struct {
-	NodeStatus *nodestatus.Manager     // required
-	Lease      *lease.Controller       // required
-	Rotator    *bootstrap.Rotator      // optional: nil when rotateCertificates is off
-	Recorder   record.EventRecorder    // required
-	NodeRef    *corev1.ObjectReference // the node, for events; required
-	// Pods configures the pod lifecycle (PLEG, pod workers, status manager, pod sources,
-	// syncLoop). nil runs a node without pods.
-	Pods *PodConfig
-	// Server configures the kubelet API on :10250 (exec, logs, port-forward, /pods, /metrics);
-	// the Kubelet fills in its Host. Used only with Pods; nil serves nothing.
-	Server *server.Config
+	// Options are the validated flags and KubeletConfiguration (pkg/options). Required.
+	Options *options.Options
+	// APIListener, when set, is where the kubelet API serves instead of listening on
+	// --address:--port (--nodes opens one on an ephemeral port for each node agent).
+	APIListener net.Listener
+	// Clock drives every step's timing record; nil is the real clock.
+	Clock clock.WithTicker
 }
 
-// Kubelet is minikubelet's main object.
+// Kubelet is minikubelet's main object: one node agent. New prepares it; Run starts its steps in
+// the start order and stops them in reverse.
 type Kubelet struct {
-	cfg  Config
-	pods *pods // nil without Config.Pods
+	opts        *options.Options
+	apiListener net.Listener
+	clock       clock.WithTicker
+	nodeIP      net.IP
+	journal     *journal.Journal  // "what just happened?": served on :10250/debug/journal
+	metrics     *metrics.Registry // served on :10250/metrics
+
+	// Made by the steps, in start order.
+	restConfig      *rest.Config           // tls-bootstrap: the client certificate's kubeconfig
+	dialer          *connrotation.Dialer   // api-clients: closed on rotation, so requests use the new certificate
+	client          kubernetes.Interface   // api-clients: rate-limited by kubeAPIQPS/Burst
+	heartbeatClient kubernetes.Interface   // api-clients: Lease and node status, timeout ≤ the lease
+	recorder        record.EventRecorder   // events
+	runtimeEndpoint string                 // fake-runtime: the built-in runtime's socket, when it runs
+	cri             *remote.Client         // cri
+	pods            *pods                  // pod-lifecycle
+	status          *nodestatus.Manager    // node-registration
+	serving         *bootstrap.ServingCert // serving-certificate: nil without serverTLSBootstrap
 }
 
-// New checks that every required component is there.
+// New checks the options and prepares a Kubelet; nothing starts until Run.
 func New(cfg Config) (*Kubelet, error) {
-	if cfg.NodeStatus == nil || cfg.Lease == nil || cfg.Recorder == nil || cfg.NodeRef == nil {
-		return nil, errors.New("kubelet: NodeStatus, Lease, Recorder and NodeRef are required")
+	o := cfg.Options
+	if o == nil {
+		return nil, errors.New("kubelet: Options are required")
 	}
-	k := &Kubelet{cfg: cfg}
-	if cfg.Pods != nil {
-		p, err := newPods(*cfg.Pods, cfg.Recorder)
-		if err != nil {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	nodeIP := net.ParseIP(o.NodeIP)
+	if nodeIP == nil {
+		var err error
+		if nodeIP, err = nodestatus.DetectNodeIP(o.NodeName); err != nil {
 			return nil, err
 		}
-		k.pods = p
-		if cfg.Server != nil {
-			sc := *cfg.Server
-			sc.Host = p
-			if p.server, err = server.New(sc); err != nil {
-				return nil, err
-			}
-		}
-		// The node is Ready only while PLEG keeps relisting (upstream: "PLEG is not healthy").
-		cfg.NodeStatus.AddReadinessCheck(nodestatus.ReadinessCheck{Name: "PLEG", Check: func() error {
-			_, err := p.pleg.Healthy()
-			return err
-		}})
 	}
-	return k, nil
+	return &Kubelet{
+		opts:        o,
+		apiListener: cfg.APIListener,
+		clock:       cfg.Clock,
+		nodeIP:      nodeIP,
+		journal:     journal.NewWithClock(journal.DefaultSize, cfg.Clock),
+		metrics:     metrics.New(),
+	}, nil
 }
 
-// Run starts every loop in order and blocks until ctx is cancelled and all loops have returned.
-func (k *Kubelet) Run(parent context.Context) error {
-	logger := klog.FromContext(parent)
-	// A component that cannot go on (the kubelet API cannot listen) stops the whole kubelet with
-	// its error, as upstream exits; a clean shutdown is the parent's cancellation.
-	ctx, fail := context.WithCancelCause(parent)
-	var wg sync.WaitGroup
-	defer wg.Wait() // runs last: after fail(nil) below has stopped every loop
-	defer fail(nil)
-	goLoop := func(name string, loop func(context.Context)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			loop(klog.NewContext(ctx, logger.WithName(name)))
-		}()
+// startOrder is the kubelet's start order, one step a line (upstream spreads it over
+// cmd/kubelet/app/server.go RunKubelet and pkg/kubelet/kubelet.go Run). Each step runs once, in
+// this order; what it leaves running is stopped in reverse order when the kubelet stops, so a
+// component always stops before the ones it uses. docs/architecture.md shows the same list.
+func (k *Kubelet) startOrder() []step {
+	return []step{
+		{"root-dir", k.makeRootDir},                        // --root-dir holds everything we write
+		{"debug-listener", k.startDebugListener},           // --debug-address: the journal on loopback, from the first step on
+		{"tls-bootstrap", k.bootstrapClientCert},           // reuse the client certificate, or get one with the bootstrap token
+		{"api-clients", k.makeClients},                     // main and heartbeat clients, through one rotating dialer
+		{"events", k.startEvents},                          // core/v1 Events, source kubelet on this host
+		{"certificate-rotation", k.startCertRotation},      // rotateCertificates: a new client certificate before this one expires
+		{"fake-runtime", k.startFakeRuntime},               // the built-in CRI runtime, unless --container-runtime-endpoint
+		{"cri", k.dialRuntime},                             // the CRI gRPC connection to the runtime
+		{"pod-lifecycle", k.makePodLifecycle},              // secret managers, kuberuntime, pod cache, PLEG, status manager, pod sources
+		{"node-registration", k.registerNode},              // the Node object (retries until it exists)
+		{"lease", k.startLease},                            // the Lease heartbeat, renewed every nodeLeaseDurationSeconds/4
+		{"lease-keeper", k.startLeaseKeeper},               // --debug-keepalive: a child renews the Lease while a debugger holds us
+		{"node-status", k.startNodeStatus},                 // node status every nodeStatusUpdateFrequency
+		{"pod-workers", k.startPodWorkers},                 // one goroutine per pod, idle until a pod arrives
+		{"pleg", k.startPLEG},                              // relist the runtime every second into the pod cache
+		{"status-manager", k.startStatusManager},           // pods/status PATCHes
+		{"pod-sources", k.startPodSources},                 // pods with spec.nodeName = us, and static manifests
+		{"serving-certificate", k.startServingCertificate}, // serverTLSBootstrap: the kubelet API's certificate from a CSR
+		{"kubelet-api", k.startServer},                     // HTTPS :10250 with authn/authz: exec, logs, /pods, /metrics
+		{"syncloop", k.startSyncLoop},                      // the main loop: everything above meets here
 	}
-
-	// 1. Client certificate rotation: runs from the start, independent of everything else.
-	if k.cfg.Rotator != nil {
-		goLoop("certificate-rotation", k.cfg.Rotator.Run)
-	}
-	k.cfg.Recorder.Eventf(k.cfg.NodeRef, corev1.EventTypeNormal, "Starting", "Starting minikubelet.")
-	// 2. Node registration: the Node must exist before its Lease (owner reference) and status.
-	if err := k.cfg.NodeStatus.Register(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil // asked to stop while still registering
-		}
-		return err
-	}
-	// 3. Lease heartbeat, every nodeLeaseDurationSeconds/4.
-	goLoop("lease", k.cfg.Lease.Run)
-	// 4. Node status, computed every nodeStatusUpdateFrequency, reported on change or every 5 min.
-	goLoop("nodestatus", k.cfg.NodeStatus.Run)
-
-	logger.Info("minikubelet is running")
-	// 5. The pod lifecycle: pod cache and PLEG → status manager → pod workers → pod sources →
-	// syncLoop, which runs until ctx ends.
-	if k.pods != nil {
-		if err := k.pods.run(ctx, goLoop, fail); err != nil {
-			return err
-		}
-	} else {
-		<-ctx.Done()
-	}
-	logger.Info("Shutting down")
-	if parent.Err() == nil {
-		return context.Cause(ctx) // a component failed
-	}
-	return nil
 }
+
+// Run runs the start order and blocks until ctx ends (nil: a clean shutdown) or a step fails (its
+// error, named by the step); every step is stopped, in reverse order, before it returns.
+func (k *Kubelet) Run(ctx context.Context) error {
+	return runSteps(ctx, k.startOrder(), k.journal.For(journal.SourceStart), k.clock)
+}
+
+// nop is the result of a step that has nothing to do with these options.
+func nop() (component, error) { return nil, nil }

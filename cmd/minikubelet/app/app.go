@@ -29,7 +29,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	klog.SetLogFilter(logsafe.BodyFilter{})
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	cmd := NewRootCommand(stdout, stderr)
+	return execute(ctx, args, stdout, stderr, run)
+}
+
+// execute is Main once the signals are wired: ctx ends on SIGINT/SIGTERM; run runs the kubelet.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer, run runFunc) int {
+	cmd := newRootCommand(stdout, stderr, run)
 	cmd.SetArgs(args)
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(stderr, "minikubelet: %v\n", err)
@@ -52,7 +57,12 @@ func isUsageError(err error) bool {
 }
 
 // NewRootCommand returns the `minikubelet` command: with no subcommand it runs the kubelet.
-func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
+func NewRootCommand(stdout, stderr io.Writer) *cobra.Command { return newRootCommand(stdout, stderr, run) }
+
+// runFunc runs the kubelet with complete, validated options (run; tests pass their own).
+type runFunc func(ctx context.Context, o *options.Options) error
+
+func newRootCommand(stdout, stderr io.Writer, run runFunc) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "minikubelet",
 		Short: "A small, readable kubelet: joins a real cluster and runs its pods through CRI",

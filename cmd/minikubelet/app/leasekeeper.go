@@ -1,13 +1,8 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"runtime"
-	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,34 +55,4 @@ func newLeaseKeeperCommand() *cobra.Command {
 	cmd.Flags().IntVar(&parent, "parent-pid", 0, "the kubelet process to watch; the keeper exits with it")
 	cmd.Flags().DurationVar(&duration, "lease-duration", 40*time.Second, "the Lease's duration (renewals every quarter of it)")
 	return cmd
-}
-
-// startLeaseKeeper starts `minikubelet lease-keeper` as a child that dies with this process
-// (PR_SET_PDEATHSIG). PDEATHSIG fires when the *thread* that forked the child exits, so the fork
-// happens on a goroutine locked to its thread for the child's whole life.
-func startLeaseKeeper(ctx context.Context, kubeconfig, nodeName string, duration time.Duration) error {
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("--debug-keepalive: find our own binary: %w", err)
-	}
-	logger := klog.FromContext(ctx)
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the child
-		cmd := exec.Command(self, "lease-keeper", "--kubeconfig", kubeconfig, "--node-name", nodeName,
-			"--parent-pid", strconv.Itoa(os.Getpid()), "--lease-duration", duration.String())
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			started <- fmt.Errorf("--debug-keepalive: start the lease keeper: %w", err)
-			return
-		}
-		logger.Info("Started the lease keeper: the node stays Ready while a debugger holds minikubelet stopped", "pid", cmd.Process.Pid)
-		started <- nil
-		err := cmd.Wait()
-		if ctx.Err() == nil {
-			logger.Error(err, "The lease keeper exited; breakpoints will again let the node go NotReady")
-		}
-	}()
-	return <-started
 }
