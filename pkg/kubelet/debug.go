@@ -71,7 +71,7 @@ func (k *Kubelet) startLeaseKeeper(ctx context.Context) (component, error) {
 			<-ctx.Done()
 		case <-ctx.Done():
 			_ = cmd.Process.Kill()
-			<-exited
+			logger.V(2).Info("Stopped the lease keeper", "exit", <-exited)
 		}
 		return nil
 	}), nil

@@ -7,12 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
-
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
 )
 

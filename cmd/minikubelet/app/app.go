@@ -57,7 +57,9 @@ func isUsageError(err error) bool {
 }
 
 // NewRootCommand returns the `minikubelet` command: with no subcommand it runs the kubelet.
-func NewRootCommand(stdout, stderr io.Writer) *cobra.Command { return newRootCommand(stdout, stderr, run) }
+func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	return newRootCommand(stdout, stderr, run)
+}
 
 // runFunc runs the kubelet with complete, validated options (run; tests pass their own).
 type runFunc func(ctx context.Context, o *options.Options) error

@@ -5,12 +5,12 @@
 package main
 
 import (
-	"github.com/minikubelet/minikubelet/hack/bench/floor"
-
 	// Linked for their cost only, as pkg/server links them.
 	_ "k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	_ "k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	_ "k8s.io/apiserver/pkg/server/dynamiccertificates"
+
+	"github.com/minikubelet/minikubelet/hack/bench/floor"
 )
 
 func main() { floor.Main() }
