@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
@@ -33,11 +32,6 @@ does) with 'fake-runtime serve', and point minikubelet at it with --container-ru
 		Args: cobra.NoArgs,
 	}
 	cmd.PersistentFlags().StringVar(&socket, "socket", defaultFakeSocket, "the fake runtime's CRI socket (its admin socket is <socket>.admin)")
-	admin := func() *fake.AdminClient { return fake.NewAdminClient(strings.TrimPrefix(socket, "unix://") + ".admin") }
-	done := func(cmd *cobra.Command, what string) {
-		fmt.Fprintln(cmd.OutOrStdout(), what)
-	}
-
 	serve := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the fake CRI runtime on --socket until interrupted",
@@ -56,97 +50,12 @@ does) with 'fake-runtime serve', and point minikubelet at it with --container-ru
 			return rt.Serve(ctx)
 		},
 	}
-	var exitCode int32
-	kill := &cobra.Command{
-		Use:   "kill-container CONTAINER-ID",
-		Short: "Make a running container exit with --exit-code (as if its process died)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := admin().KillContainer(cmd.Context(), args[0], exitCode); err != nil {
-				return err
-			}
-			done(cmd, fmt.Sprintf("container %s exited with code %d", args[0], exitCode))
-			return nil
-		},
-	}
-	kill.Flags().Int32Var(&exitCode, "exit-code", 137, "the exit code the container reports")
-	notReady := &cobra.Command{
-		Use:   "sandbox-not-ready SANDBOX-ID",
-		Short: "Mark a pod sandbox NOTREADY (as if its network namespace vanished)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := admin().SetSandboxNotReady(cmd.Context(), args[0]); err != nil {
-				return err
-			}
-			done(cmd, "sandbox "+args[0]+" is NOTREADY")
-			return nil
-		},
-	}
-	var count int
-	var message string
-	failPulls := &cobra.Command{
-		Use:   "fail-pulls IMAGE",
-		Short: "Make the next --count pulls of IMAGE fail with --message",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := admin().FailNextPulls(cmd.Context(), args[0], count, message); err != nil {
-				return err
-			}
-			done(cmd, fmt.Sprintf("the next %d pulls of %s will fail", count, args[0]))
-			return nil
-		},
-	}
-	failPulls.Flags().IntVar(&count, "count", 1, "how many pulls fail")
-	failPulls.Flags().StringVar(&message, "message", "injected pull failure", "the error message")
-	latency := &cobra.Command{
-		Use:   "latency METHOD DURATION",
-		Short: "Delay every call of a CRI method (e.g. ListContainers 2s; 0s removes it)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := time.ParseDuration(args[1])
-			if err != nil {
-				return fmt.Errorf("duration %q: %w (write e.g. 500ms or 2s)", args[1], err)
-			}
-			if err := admin().AddLatency(cmd.Context(), args[0], d); err != nil {
-				return err
-			}
-			done(cmd, fmt.Sprintf("%s now takes %s longer", args[0], d))
-			return nil
-		},
-	}
-	var reason string
-	runtimeNotReady := &cobra.Command{
-		Use:   "runtime-not-ready",
-		Short: "Make the runtime's Status report RuntimeReady=false (the node goes NotReady)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := admin().SetRuntimeNotReady(cmd.Context(), reason, message); err != nil {
-				return err
-			}
-			done(cmd, "the runtime reports not ready")
-			return nil
-		},
-	}
-	runtimeNotReady.Flags().StringVar(&reason, "reason", "InjectedFault", "the condition's reason")
-	runtimeNotReady.Flags().StringVar(&message, "message", "made not ready with minikubelet fake-runtime", "the condition's message")
-	runtimeReady := &cobra.Command{
-		Use:   "runtime-ready",
-		Short: "Undo runtime-not-ready",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := admin().SetRuntimeReady(cmd.Context()); err != nil {
-				return err
-			}
-			done(cmd, "the runtime reports ready")
-			return nil
-		},
-	}
 	state := &cobra.Command{
 		Use:   "state",
 		Short: "Print the runtime's sandboxes and containers as JSON",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := admin().State(cmd.Context())
+			st, err := fake.NewAdminClient(adminSocket(socket)).State(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -155,6 +64,48 @@ does) with 'fake-runtime serve', and point minikubelet at it with --container-ru
 			return enc.Encode(st)
 		},
 	}
-	cmd.AddCommand(serve, kill, notReady, failPulls, latency, runtimeNotReady, runtimeReady, state)
+	cmd.AddCommand(serve, state)
+	// One subcommand per fault of the fake's fault table: kill-container, sandbox-not-ready, …
+	for _, f := range fake.Faults() {
+		cmd.AddCommand(newFaultCommand(f, &socket))
+	}
 	return cmd
+}
+
+// newFaultCommand is `minikubelet fake-runtime <fault> ARGS… [--flags]`: it fills the fault's
+// arguments from the command line, asks the runtime on *socket to inject it and says so.
+func newFaultCommand(f fake.Fault, socket *string) *cobra.Command {
+	var args fake.FaultArgs
+	var positional []*string
+	if f.Args != nil {
+		positional = f.Args(&args)
+	}
+	argsCheck := cobra.ExactArgs(len(positional))
+	if len(positional) == 0 {
+		argsCheck = cobra.NoArgs
+	}
+	cmd := &cobra.Command{
+		Use:   f.Use,
+		Short: f.Short,
+		Args:  argsCheck,
+		RunE: func(cmd *cobra.Command, values []string) error {
+			for i, v := range values {
+				*positional[i] = v
+			}
+			if err := fake.NewAdminClient(adminSocket(*socket)).Inject(cmd.Context(), f.Name(), args); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), f.Done(args))
+			return nil
+		},
+	}
+	if f.Flags != nil {
+		f.Flags(cmd.Flags(), &args)
+	}
+	return cmd
+}
+
+// adminSocket is the admin socket of the fake runtime serving the CRI socket (or endpoint) socket.
+func adminSocket(socket string) string {
+	return strings.TrimPrefix(socket, "unix://") + ".admin"
 }

@@ -15,37 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// The admin API: fault injection as JSON over HTTP on a unix socket (endpoints in doc.go).
-
-// KillContainerRequest is the body of POST /kill-container.
-type KillContainerRequest struct {
-	ID       string `json:"id"`
-	ExitCode int32  `json:"exitCode"`
-}
-
-// SandboxNotReadyRequest is the body of POST /sandbox-not-ready.
-type SandboxNotReadyRequest struct {
-	ID string `json:"id"`
-}
-
-// FailNextPullsRequest is the body of POST /fail-next-pulls.
-type FailNextPullsRequest struct {
-	Image   string `json:"image"`
-	Count   int    `json:"count"`
-	Message string `json:"message,omitempty"`
-}
-
-// LatencyRequest is the body of POST /latency. Duration is a Go duration like "1.5s".
-type LatencyRequest struct {
-	Method   string `json:"method"`
-	Duration string `json:"duration"`
-}
-
-// RuntimeNotReadyRequest is the body of POST /runtime-not-ready.
-type RuntimeNotReadyRequest struct {
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
-}
+// The admin API: fault injection as JSON over HTTP on a unix socket, Config.AdminSocket. GET
+// /state answers a State; every fault of Faults() is served at POST <Path>.
 
 // State is the answer of GET /state: what the runtime holds, for people and labs to inspect.
 type State struct {
@@ -108,49 +79,23 @@ func (r *Runtime) adminHandler() http.Handler {
 	mux.HandleFunc("GET /state", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, r.Snapshot())
 	})
-	mux.HandleFunc("POST /kill-container", adminCall(func(req KillContainerRequest) error {
-		return r.KillContainer(req.ID, req.ExitCode)
-	}))
-	mux.HandleFunc("POST /sandbox-not-ready", adminCall(func(req SandboxNotReadyRequest) error {
-		return r.SetSandboxNotReady(req.ID)
-	}))
-	mux.HandleFunc("POST /fail-next-pulls", adminCall(func(req FailNextPullsRequest) error {
-		return r.FailNextPulls(req.Image, req.Count, req.Message)
-	}))
-	mux.HandleFunc("POST /latency", adminCall(func(req LatencyRequest) error {
-		d, err := time.ParseDuration(req.Duration)
-		if err != nil {
-			return status.Errorf(codes.InvalidArgument, "duration %q: %v (write it like \"1.5s\")", req.Duration, err)
-		}
-		return r.AddLatency(req.Method, d)
-	}))
-	mux.HandleFunc("POST /runtime-not-ready", adminCall(func(req RuntimeNotReadyRequest) error {
-		r.SetRuntimeNotReady(req.Reason, req.Message)
-		return nil
-	}))
-	mux.HandleFunc("POST /runtime-ready", adminCall(func(struct{}) error {
-		r.SetRuntimeReady()
-		return nil
-	}))
-	return mux
-}
-
-// adminCall decodes a JSON body into Req, calls fn and maps its gRPC status to HTTP.
-func adminCall[Req any](fn func(Req) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, httpReq *http.Request) {
-		var req Req
-		dec := json.NewDecoder(io.LimitReader(httpReq.Body, 1<<20))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-			writeJSON(w, http.StatusBadRequest, adminError{Error: "decode request body: " + err.Error()})
-			return
-		}
-		if err := fn(req); err != nil {
-			writeJSON(w, httpStatusFor(status.Code(err)), adminError{Error: status.Convert(err).Message()})
-			return
-		}
-		writeJSON(w, http.StatusOK, struct{}{})
+	for _, f := range Faults() {
+		mux.HandleFunc("POST "+f.Path, func(w http.ResponseWriter, req *http.Request) {
+			var args FaultArgs
+			dec := json.NewDecoder(io.LimitReader(req.Body, 1<<20))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&args); err != nil && !errors.Is(err, io.EOF) {
+				writeJSON(w, http.StatusBadRequest, adminError{Error: "decode request body: " + err.Error()})
+				return
+			}
+			if err := r.Inject(f.Name(), args); err != nil {
+				writeJSON(w, httpStatusFor(status.Code(err)), adminError{Error: status.Convert(err).Message()})
+				return
+			}
+			writeJSON(w, http.StatusOK, struct{}{})
+		})
 	}
+	return mux
 }
 
 func httpStatusFor(code codes.Code) int {
@@ -190,80 +135,73 @@ func NewAdminClient(socket string) *AdminClient {
 	return &AdminClient{socket: socket, http: &http.Client{Transport: transport, Timeout: 30 * time.Second}}
 }
 
-// KillContainer asks the runtime to end a running container with exitCode.
-func (c *AdminClient) KillContainer(ctx context.Context, id string, exitCode int32) error {
-	return c.post(ctx, "/kill-container", KillContainerRequest{ID: id, ExitCode: exitCode})
+// Inject asks the runtime to put the fault called name in place with args (Runtime.Inject).
+func (c *AdminClient) Inject(ctx context.Context, name string, args FaultArgs) error {
+	f, err := findFault(name)
+	if err != nil {
+		return err
+	}
+	return c.call(ctx, http.MethodPost, f.Path, args, nil)
 }
 
-// SetSandboxNotReady asks the runtime to mark a sandbox NOTREADY.
-func (c *AdminClient) SetSandboxNotReady(ctx context.Context, id string) error {
-	return c.post(ctx, "/sandbox-not-ready", SandboxNotReadyRequest{ID: id})
+// KillContainer, FailNextPulls and AddLatency are Inject for the faults that tests use most.
+
+// KillContainer asks the runtime to end a running container with exitCode.
+func (c *AdminClient) KillContainer(ctx context.Context, id string, exitCode int32) error {
+	return c.Inject(ctx, "kill-container", FaultArgs{ID: id, ExitCode: exitCode})
 }
 
 // FailNextPulls asks the runtime to fail the next n pulls of image with message.
 func (c *AdminClient) FailNextPulls(ctx context.Context, image string, n int, message string) error {
-	return c.post(ctx, "/fail-next-pulls", FailNextPullsRequest{Image: image, Count: n, Message: message})
+	return c.Inject(ctx, "fail-pulls", FaultArgs{Image: image, Count: n, Message: message})
 }
 
 // AddLatency asks the runtime to delay a CRI method ("*" for all) by d; d <= 0 removes it.
 func (c *AdminClient) AddLatency(ctx context.Context, method string, d time.Duration) error {
-	return c.post(ctx, "/latency", LatencyRequest{Method: method, Duration: d.String()})
-}
-
-// SetRuntimeNotReady asks the runtime to report RuntimeReady=false.
-func (c *AdminClient) SetRuntimeNotReady(ctx context.Context, reason, message string) error {
-	return c.post(ctx, "/runtime-not-ready", RuntimeNotReadyRequest{Reason: reason, Message: message})
-}
-
-// SetRuntimeReady asks the runtime to report RuntimeReady=true again.
-func (c *AdminClient) SetRuntimeReady(ctx context.Context) error {
-	return c.post(ctx, "/runtime-ready", struct{}{})
+	return c.Inject(ctx, "latency", FaultArgs{Method: method, Duration: d.String()})
 }
 
 // State fetches the runtime's sandboxes, containers and images.
 func (c *AdminClient) State(ctx context.Context) (State, error) {
 	var st State
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://fake-runtime/state", nil)
-	if err != nil {
-		return st, fmt.Errorf("build admin request: %w", err)
-	}
-	err = c.do(req, &st)
+	err := c.call(ctx, http.MethodGet, "/state", nil, &st)
 	return st, err
 }
 
-func (c *AdminClient) post(ctx context.Context, path string, body any) error {
-	data, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("encode admin request %s: %w", path, err)
+// call sends method path with body as JSON (nil: no body) and decodes a successful answer into
+// out (nil: ignored).
+func (c *AdminClient) call(ctx context.Context, method, path string, body, out any) error {
+	var reader io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("encode admin request %s: %w", path, err)
+		}
+		reader = bytes.NewReader(data)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://fake-runtime"+path, bytes.NewReader(data))
+	req, err := http.NewRequestWithContext(ctx, method, "http://fake-runtime"+path, reader)
 	if err != nil {
 		return fmt.Errorf("build admin request %s: %w", path, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	return c.do(req, nil)
-}
-
-// do sends req and decodes a successful answer into out (if not nil).
-func (c *AdminClient) do(req *http.Request, out any) error {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("call fake runtime admin API at %s (is the fake runtime running?): %w", c.socket, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return fmt.Errorf("read admin answer to %s %s: %w", req.Method, req.URL.Path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var ae adminError
-		if json.Unmarshal(body, &ae) != nil || ae.Error == "" {
-			ae.Error = string(body)
+		if json.Unmarshal(answer, &ae) != nil || ae.Error == "" {
+			ae.Error = string(answer)
 		}
 		return fmt.Errorf("fake runtime admin %s %s: %s (HTTP %d)", req.Method, req.URL.Path, ae.Error, resp.StatusCode)
 	}
 	if out != nil {
-		if err := json.Unmarshal(body, out); err != nil {
+		if err := json.Unmarshal(answer, out); err != nil {
 			return fmt.Errorf("decode admin answer to %s %s: %w", req.Method, req.URL.Path, err)
 		}
 	}

@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"maps"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -22,7 +21,8 @@ const (
 	exitCodeSIGKILL int32 = 128 + 9
 )
 
-// container is one container and its "process": a program of steps with a program counter.
+// container is one container and its "process": a program of steps with a program counter
+// (process.go runs it).
 type container struct {
 	id        string
 	seq       uint64 // creation order
@@ -42,13 +42,13 @@ type container struct {
 	program []step
 	pc      int         // index of the next step to run
 	timer   clock.Timer // pending sleep, nil if none
-	run     int         // bumped on every exit, so a late timer of an old run does nothing
 
-	// exited is made when the container starts and closed when its process exits: exec and attach
-	// sessions end then.
+	// exited is made when the container starts and closed when its process exits: exec sessions
+	// end then.
 	exited chan struct{}
-	// attached are the attach sessions that receive what the program writes from now on.
-	attached map[*attachment]struct{}
+	// attached are the attach sessions that receive what the program writes from now on; each
+	// channel is closed when the process exits.
+	attached map[chan output]struct{}
 }
 
 func (c *container) nameKey() string { return containerNameKey(c.config.GetMetadata()) }
@@ -67,8 +67,8 @@ func (c *container) toContainer() *runtimeapi.Container {
 		ImageId:      c.image.id,
 		State:        c.state,
 		CreatedAt:    c.createdAt.UnixNano(),
-		Labels:       copyMap(c.config.GetLabels()),
-		Annotations:  copyMap(c.config.GetAnnotations()),
+		Labels:       maps.Clone(c.config.GetLabels()),
+		Annotations:  maps.Clone(c.config.GetAnnotations()),
 	}
 }
 
@@ -84,8 +84,8 @@ func (c *container) toStatus() *runtimeapi.ContainerStatus {
 		ImageId:     c.image.id,
 		Reason:      c.reason,
 		Message:     c.message,
-		Labels:      copyMap(c.config.GetLabels()),
-		Annotations: copyMap(c.config.GetAnnotations()),
+		Labels:      maps.Clone(c.config.GetLabels()),
+		Annotations: maps.Clone(c.config.GetAnnotations()),
 		LogPath:     c.logPath,
 		StopSignal:  c.config.GetStopSignal(),
 	}
@@ -174,7 +174,7 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 	if s := r.sandboxes[c.sandboxID]; s == nil || s.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 		return nil, status.Errorf(codes.FailedPrecondition, "pod sandbox %q of container %q is not ready", c.sandboxID, c.id)
 	}
-	if err := createLogFile(c.logPath); err != nil {
+	if err := appendLog(c.logPath, ""); err != nil {
 		return nil, status.Errorf(codes.Internal, "start container %q: %v", c.id, err)
 	}
 	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
@@ -184,112 +184,6 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 	r.publishContainerLocked(c, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	r.advanceLocked(c)
 	return &runtimeapi.StartContainerResponse{}, nil
-}
-
-// advanceLocked runs the container's program from its program counter until it sleeps, blocks
-// forever or exits. A sleep arms a timer whose callback resumes here.
-func (r *Runtime) advanceLocked(c *container) {
-	for c.pc < len(c.program) {
-		st := c.program[c.pc]
-		c.pc++
-		switch st.kind {
-		case stepEcho:
-			if err := appendLog(c.logPath, r.clock.Now(), st.stream, st.text); err != nil {
-				r.logger.Error(err, "Could not write container log", "containerID", c.id)
-			}
-			text := st.text
-			if !st.noEOL {
-				text += "\n"
-			}
-			r.broadcastLocked(c, st.stream, text)
-		case stepInspect:
-			stdout, stderr, code := inspect(r.viewLocked(c), st.argv[0], st.argv[1:])
-			for _, out := range []struct {
-				stream runtimeapi.LogStreamType
-				text   string
-			}{{runtimeapi.Stdout, stdout}, {runtimeapi.Stderr, stderr}} {
-				if out.text == "" {
-					continue
-				}
-				if err := appendLog(c.logPath, r.clock.Now(), out.stream, strings.TrimSuffix(out.text, "\n")); err != nil {
-					r.logger.Error(err, "Could not write container log", "containerID", c.id)
-				}
-				r.broadcastLocked(c, out.stream, out.text)
-			}
-			if code != 0 {
-				r.exitLocked(c, code, reasonFor(code), "")
-				return
-			}
-		case stepExit:
-			r.exitLocked(c, st.code, reasonFor(st.code), "")
-			return
-		case stepForever:
-			return
-		case stepSleep:
-			run := c.run
-			r.wg.Add(1) // Done when the timer is stopped, or after resume
-			c.timer = r.clock.AfterFunc(st.d, func() {
-				// A fake clock calls this with its lock held: resume on another goroutine.
-				go func() {
-					defer r.wg.Done()
-					r.resume(c.id, run)
-				}()
-			})
-			return
-		}
-	}
-	r.exitLocked(c, 0, reasonFor(0), "")
-}
-
-// viewLocked is what the container's inspection commands see.
-func (r *Runtime) viewLocked(c *container) view {
-	v := view{env: c.config.GetEnvs(), mounts: c.config.GetMounts()}
-	if s := r.sandboxes[c.sandboxID]; s != nil {
-		v.hostname = s.config.GetHostname()
-	}
-	return v
-}
-
-// resume continues a program after a sleep, unless the container exited meanwhile.
-func (r *Runtime) resume(id string, run int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c := r.containers[id]
-	if c == nil || c.run != run || c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || r.stopped {
-		return
-	}
-	c.timer = nil
-	r.advanceLocked(c)
-}
-
-// exitLocked ends a RUNNING container's process with code.
-func (r *Runtime) exitLocked(c *container, code int32, reason, message string) {
-	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return
-	}
-	r.stopTimerLocked(c)
-	c.run++
-	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
-	c.finished = r.clock.Now()
-	c.exitCode, c.reason, c.message = code, reason, message
-	close(c.exited)
-	r.logger.V(2).Info("Container exited", "containerID", c.id, "exitCode", code, "reason", reason)
-	r.publishContainerLocked(c, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
-}
-
-func (r *Runtime) stopTimerLocked(c *container) {
-	if c.timer != nil && c.timer.Stop() {
-		r.wg.Done() // the callback will never run
-	}
-	c.timer = nil
-}
-
-// reasonFor is the reason containerd reports for an exit code.
-func reasonFor(code int32) string {
-	if code == 0 {
-		return "Completed"
-	}
-	return "Error"
 }
 
 // StopContainer sends the process SIGTERM, which a fake process honours at once (exit 143); with
@@ -343,26 +237,15 @@ func (r *Runtime) removeContainerLocked(c *container) {
 
 // ListContainers lists containers that match the filter (ID prefix, state, sandbox, labels).
 func (r *Runtime) ListContainers(_ context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
-	return &runtimeapi.ListContainersResponse{Containers: r.listContainers(req.GetFilter())}, nil
-}
-
-// StreamContainers is ListContainers as a stream (feature gate CRIListStreaming).
-func (r *Runtime) StreamContainers(req *runtimeapi.StreamContainersRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamContainersResponse]) error {
-	return sendInPages(r.listContainers(req.GetFilter()), func(page []*runtimeapi.Container) error {
-		return stream.Send(&runtimeapi.StreamContainersResponse{Containers: page})
-	})
-}
-
-func (r *Runtime) listContainers(f *runtimeapi.ContainerFilter) []*runtimeapi.Container {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var items []*runtimeapi.Container
 	for _, c := range r.containersLocked() {
-		if matchContainer(f, c.id, c.sandboxID, c.state, c.config.GetLabels()) {
+		if matchContainer(req.GetFilter(), c.id, c.sandboxID, c.state, c.config.GetLabels()) {
 			items = append(items, c.toContainer())
 		}
 	}
-	return items
+	return &runtimeapi.ListContainersResponse{Containers: items}, nil
 }
 
 // ContainerStatus reports one container; with verbose, also its program in the info map.
@@ -428,7 +311,7 @@ func (r *Runtime) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenCo
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running: its log cannot be reopened", c.id)
 	}
-	if err := createLogFile(c.logPath); err != nil {
+	if err := appendLog(c.logPath, ""); err != nil {
 		return nil, status.Errorf(codes.Internal, "reopen log of container %q: %v", c.id, err)
 	}
 	return &runtimeapi.ReopenContainerLogResponse{}, nil
@@ -437,4 +320,13 @@ func (r *Runtime) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenCo
 // containerLocked finds a container by ID or unique ID prefix.
 func (r *Runtime) containerLocked(id string) (*container, error) {
 	return lookupByPrefix(r.containers, id, "container")
+}
+
+// runningContainerLocked finds a container by ID or prefix and requires it to be RUNNING.
+func (r *Runtime) runningContainerLocked(id string) (*container, error) {
+	c, err := r.containerLocked(id)
+	if err == nil && c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return nil, status.Errorf(codes.FailedPrecondition, "container %q is %s, not RUNNING", c.id, c.state)
+	}
+	return c, err
 }

@@ -19,22 +19,23 @@
 // # CRI methods
 //
 //	Version, Status, RuntimeConfig, UpdateRuntimeConfig      handshake, readiness, cgroup driver
-//	RunPodSandbox … ListPodSandbox, StreamPodSandboxes      sandbox state machine (below)
-//	CreateContainer … ListContainers, StreamContainers       container state machine (below)
+//	RunPodSandbox … ListPodSandbox                           sandbox state machine (below)
+//	CreateContainer … ListContainers                         container state machine (below)
 //	UpdateContainerResources, ReopenContainerLog            recorded / log file re-created
 //	GetContainerEvents                                       every state change, as a stream
 //	ExecSync                                                 program grammar, output returned at once
 //	Exec, Attach, PortForward                                a one-time URL on the streaming server
-//	ContainerStats … StreamPodSandboxStats                   made-up but stable numbers
+//	ContainerStats … ListPodSandboxStats                     made-up but stable numbers
 //	PullImage, ImageStatus, ListImages, RemoveImage, …       images are names only, never downloaded
-//	CheckpointContainer                                      Unimplemented
 //	ListMetricDescriptors, ListPodSandboxMetrics             empty: the kubelet uses the stats calls
+//	CheckpointContainer, Stream* (CRIListStreaming), …       Unimplemented (the embedded
+//	                                                         Unimplemented*Server answers)
 //
 // # State machines
 //
-//	sandbox:   RunPodSandbox ─▶ READY ──StopPodSandbox / SetSandboxNotReady──▶ NOTREADY ──RemovePodSandbox──▶ (gone)
+//	sandbox:   RunPodSandbox ─▶ READY ──StopPodSandbox / sandbox-not-ready──▶ NOTREADY ──RemovePodSandbox──▶ (gone)
 //	container: CreateContainer ─▶ CREATED ──StartContainer──▶ RUNNING ──program ends / StopContainer /
-//	           KillContainer──▶ EXITED(exit code) ──RemoveContainer──▶ (gone)
+//	           kill-container──▶ EXITED(exit code) ──RemoveContainer──▶ (gone)
 //
 // Invariants: IDs are 64 hex characters and any unique prefix names the object (as in containerd);
 // labels and annotations are stored as given; a sandbox name (name, namespace, uid, attempt) and a
@@ -76,6 +77,19 @@
 // `kubectl exec pod -- cat /etc/config/key` reads the file the kubelet projected — and they can
 // never reach a host path that was not mounted into the container.
 // Waits are capped by the request's timeout (then DeadlineExceeded).
+//
+// One interpreter runs every program (runSteps in process.go): the container's main program,
+// ExecSync and exec sessions. It writes output to a sink — the container's log and attach
+// sessions, ExecSync's buffers, an exec client's streams — and runs steps until one must wait
+// (sleep, block, read stdin) or the program ends. The caller does the waiting. The main program
+// runs under the runtime's lock, so StartContainer returns once the program first waits; a sleep
+// arms a timer on Config.Clock whose callback runs the next turn:
+//
+//	StartContainer ─▶ turn ──sleep N──▶ timer fires ─▶ turn ─ … ─▶ exit ─▶ EXITED
+//	                    └──sleep infinity, server──▶ waits for StopContainer / RemoveContainer
+//
+// ExecSync and exec sessions wait in a blocking loop instead (execute), on the clock, the
+// container's exit, the request's deadline and the caller's context.
 //
 // # Streaming: exec, attach, port-forward
 //
@@ -123,18 +137,19 @@
 //
 // # Fault injection
 //
-// For teaching, the Runtime breaks on request: KillContainer, SetSandboxNotReady, FailNextPulls,
-// AddLatency and SetRuntimeNotReady / SetRuntimeReady. The same faults are served as a small JSON
-// API over HTTP on a second unix socket, Config.AdminSocket (default "<socket>.admin"), which
-// AdminClient calls:
+// For teaching, the runtime breaks on request. Faults() in faults.go is the one table of faults:
+// each entry has its name, its arguments with their parsing and its effect, and every way in is
+// built from it. Runtime.Inject applies a fault in Go; a small JSON API on a second unix socket,
+// Config.AdminSocket (default "<socket>.admin"), serves each fault, and AdminClient calls it; the
+// `minikubelet fake-runtime` subcommands are that client:
 //
-//	GET  /state                                                          sandboxes and containers
-//	POST /kill-container      {"id": "…", "exitCode": 137}
-//	POST /sandbox-not-ready   {"id": "…"}
-//	POST /fail-next-pulls     {"image": "busybox", "count": 2, "message": "registry down"}
-//	POST /latency             {"method": "ListContainers", "duration": "2s"}   ("0s" removes it)
-//	POST /runtime-not-ready   {"reason": "Broken", "message": "for the lab"}
-//	POST /runtime-ready       {}
+//	kill-container ID [--exit-code]      POST /kill-container     {"id": "…", "exitCode": 137}
+//	sandbox-not-ready ID                 POST /sandbox-not-ready  {"id": "…"}
+//	fail-pulls IMAGE [--count --message] POST /fail-next-pulls    {"image": "busybox", "count": 2, "message": "…"}
+//	latency METHOD DURATION ("0s" ends)  POST /latency            {"method": "ListContainers", "duration": "2s"}
+//	runtime-not-ready [--reason …]       POST /runtime-not-ready  {"reason": "Broken", "message": "for the lab"}
+//	runtime-ready                        POST /runtime-ready      {}
+//	state                                GET  /state              sandboxes, containers and images
 //
 // Success is 200 with {}; errors are {"error": "…"} with 400 (bad request), 404 (unknown ID) or
 // 409 (wrong state).

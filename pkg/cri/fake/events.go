@@ -11,45 +11,32 @@ import (
 // off (the kubelet's evented PLEG then relists, as it does when containerd drops it).
 const eventBufferSize = 256
 
-// eventBus fans container events out to GetContainerEvents streams. It is guarded by Runtime.mu.
-type eventBus struct {
-	next int
-	subs map[int]chan *runtimeapi.ContainerEventResponse
-}
+// eventBus fans container events out to GetContainerEvents streams, one channel each. It is
+// guarded by Runtime.mu.
+type eventBus map[chan *runtimeapi.ContainerEventResponse]struct{}
 
-func newEventBus() *eventBus {
-	return &eventBus{subs: map[int]chan *runtimeapi.ContainerEventResponse{}}
-}
-
-// subscribe returns a channel of events and its key for unsubscribe.
-func (b *eventBus) subscribe() (int, <-chan *runtimeapi.ContainerEventResponse) {
-	b.next++
+func (b eventBus) subscribe() chan *runtimeapi.ContainerEventResponse {
 	ch := make(chan *runtimeapi.ContainerEventResponse, eventBufferSize)
-	b.subs[b.next] = ch
-	return b.next, ch
+	b[ch] = struct{}{}
+	return ch
 }
 
-func (b *eventBus) unsubscribe(key int) {
-	if ch, ok := b.subs[key]; ok {
+// unsubscribe closes ch, which ends its stream; it may be called again.
+func (b eventBus) unsubscribe(ch chan *runtimeapi.ContainerEventResponse) {
+	if _, ok := b[ch]; ok {
 		close(ch)
-		delete(b.subs, key)
+		delete(b, ch)
 	}
 }
 
 // publish never blocks: a subscriber whose buffer is full is dropped (its channel closed).
-func (b *eventBus) publish(ev *runtimeapi.ContainerEventResponse) {
-	for key, ch := range b.subs {
+func (b eventBus) publish(ev *runtimeapi.ContainerEventResponse) {
+	for ch := range b {
 		select {
 		case ch <- ev:
 		default:
-			b.unsubscribe(key)
+			b.unsubscribe(ch)
 		}
-	}
-}
-
-func (b *eventBus) closeAll() {
-	for key := range b.subs {
-		b.unsubscribe(key)
 	}
 }
 
@@ -90,11 +77,11 @@ func (r *Runtime) GetContainerEvents(_ *runtimeapi.GetEventsRequest, stream grpc
 		r.mu.Unlock()
 		return status.Error(codes.Unavailable, "the runtime is shutting down")
 	}
-	key, events := r.events.subscribe()
+	events := r.events.subscribe()
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
-		r.events.unsubscribe(key)
+		r.events.unsubscribe(events)
 		r.mu.Unlock()
 	}()
 	for {
@@ -116,5 +103,5 @@ func (r *Runtime) GetContainerEvents(_ *runtimeapi.GetEventsRequest, stream grpc
 func (r *Runtime) subscriberCount() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.events.subs)
+	return len(r.events)
 }

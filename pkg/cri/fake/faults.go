@@ -3,14 +3,205 @@ package fake
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// faults holds what the teacher asked to break. Guarded by Runtime.mu.
+// Fault is one way to break the runtime on purpose, for teaching. Faults() is the whole fault API:
+// the admin server serves each fault at POST Path with its FaultArgs as JSON (admin.go),
+// AdminClient.Inject posts there, Runtime.Inject applies a fault in-process, and
+// `minikubelet fake-runtime` has one subcommand per fault, built from the same entry.
+type Fault struct {
+	// Use is the CLI subcommand and its positional arguments; its first word is the fault's name.
+	Use string
+	// Short is the subcommand's one line of help.
+	Short string
+	// Path is where the admin API serves the fault.
+	Path string
+	// Args returns the fields of a that the positional arguments fill, in order; nil for none.
+	Args func(a *FaultArgs) []*string
+	// Flags declares the optional arguments as flags on fs, with their CLI defaults; nil for none.
+	Flags func(fs *pflag.FlagSet, a *FaultArgs)
+	// Done is what the CLI prints once the fault is in place.
+	Done func(a FaultArgs) string
+	// applyLocked puts the fault in place; r.mu is held. Its errors are gRPC statuses
+	// (InvalidArgument, NotFound, FailedPrecondition): the admin API answers HTTP 400, 404, 409.
+	applyLocked func(r *Runtime, a FaultArgs) error
+}
+
+// FaultArgs are the arguments of every fault; each reads the fields its entry names. As JSON, they
+// are the body of the admin API's POST.
+type FaultArgs struct {
+	ID       string `json:"id,omitempty"`       // kill-container, sandbox-not-ready: an ID or unique prefix
+	ExitCode int32  `json:"exitCode,omitempty"` // kill-container
+	Image    string `json:"image,omitempty"`    // fail-pulls
+	Count    int    `json:"count,omitempty"`    // fail-pulls: <= 0 clears the fault
+	Method   string `json:"method,omitempty"`   // latency: a CRI method like "ListContainers", or "*"
+	Duration string `json:"duration,omitempty"` // latency: a Go duration like "1.5s"; "0s" clears
+	Reason   string `json:"reason,omitempty"`   // runtime-not-ready
+	Message  string `json:"message,omitempty"`  // fail-pulls, runtime-not-ready
+}
+
+// Name is the fault's name: the first word of Use.
+func (f Fault) Name() string {
+	name, _, _ := strings.Cut(f.Use, " ")
+	return name
+}
+
+// Faults lists the faults the runtime can inject.
+func Faults() []Fault {
+	id := func(a *FaultArgs) []*string { return []*string{&a.ID} }
+	return []Fault{{
+		Use:   "kill-container CONTAINER-ID",
+		Short: "Make a running container exit with --exit-code (as if its process died)",
+		Path:  "/kill-container",
+		Args:  id,
+		Flags: func(fs *pflag.FlagSet, a *FaultArgs) {
+			fs.Int32Var(&a.ExitCode, "exit-code", 137, "the exit code the container reports")
+		},
+		Done: func(a FaultArgs) string { return fmt.Sprintf("container %s exited with code %d", a.ID, a.ExitCode) },
+		// As if the process crashed or the OOM killer struck.
+		applyLocked: func(r *Runtime, a FaultArgs) error {
+			c, err := r.containerLocked(a.ID)
+			if err != nil {
+				return err
+			}
+			if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				return status.Errorf(codes.FailedPrecondition, "container %q is %s: only a RUNNING container can be killed", c.id, c.state)
+			}
+			r.exitLocked(c, a.ExitCode, reasonFor(a.ExitCode), "killed by fault injection")
+			return nil
+		},
+	}, {
+		Use:   "sandbox-not-ready SANDBOX-ID",
+		Short: "Mark a pod sandbox NOTREADY (as if its network namespace vanished)",
+		Path:  "/sandbox-not-ready",
+		Args:  id,
+		Done:  func(a FaultArgs) string { return "sandbox " + a.ID + " is NOTREADY" },
+		// Its containers keep running; the kubelet is expected to notice and recreate the pod.
+		applyLocked: func(r *Runtime, a FaultArgs) error {
+			s, err := r.sandboxLocked(a.ID)
+			if err != nil {
+				return err
+			}
+			if s.state != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+				s.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+				r.publishSandboxLocked(s, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
+			}
+			return nil
+		},
+	}, {
+		Use:   "fail-pulls IMAGE",
+		Short: "Make the next --count pulls of IMAGE fail with --message",
+		Path:  "/fail-next-pulls",
+		Args:  func(a *FaultArgs) []*string { return []*string{&a.Image} },
+		Flags: func(fs *pflag.FlagSet, a *FaultArgs) {
+			fs.IntVar(&a.Count, "count", 1, "how many pulls fail")
+			fs.StringVar(&a.Message, "message", "injected pull failure", "the error message")
+		},
+		Done: func(a FaultArgs) string { return fmt.Sprintf("the next %d pulls of %s will fail", a.Count, a.Image) },
+		applyLocked: func(r *Runtime, a FaultArgs) error {
+			if a.Image == "" {
+				return status.Error(codes.InvalidArgument, "image is required")
+			}
+			if a.Message == "" {
+				a.Message = "injected pull failure"
+			}
+			key := normalizeImageRef(a.Image)
+			if a.Count <= 0 {
+				delete(r.faults.pullFailures, key)
+				return nil
+			}
+			r.faults.pullFailures[key] = pullFailure{remaining: a.Count, message: a.Message}
+			return nil
+		},
+	}, {
+		Use:   "latency METHOD DURATION",
+		Short: "Delay every call of a CRI method (e.g. ListContainers 2s; 0s removes it)",
+		Path:  "/latency",
+		Args:  func(a *FaultArgs) []*string { return []*string{&a.Method, &a.Duration} },
+		Done: func(a FaultArgs) string {
+			d, _ := time.ParseDuration(a.Duration) // valid: the fault is in place
+			return fmt.Sprintf("%s now takes %s longer", a.Method, d)
+		},
+		// The delay runs on the runtime's clock, before the call (injectLatency).
+		applyLocked: func(r *Runtime, a FaultArgs) error {
+			d, err := time.ParseDuration(a.Duration)
+			if err != nil {
+				return status.Errorf(codes.InvalidArgument, "duration %q: %v (write it like \"1.5s\")", a.Duration, err)
+			}
+			if a.Method == "" {
+				return status.Error(codes.InvalidArgument, `method is required: a CRI method name like "ListContainers", or "*"`)
+			}
+			if d <= 0 {
+				delete(r.faults.latency, a.Method)
+				return nil
+			}
+			r.faults.latency[a.Method] = d
+			return nil
+		},
+	}, {
+		Use:   "runtime-not-ready",
+		Short: "Make the runtime's Status report RuntimeReady=false (the node goes NotReady)",
+		Path:  "/runtime-not-ready",
+		Flags: func(fs *pflag.FlagSet, a *FaultArgs) {
+			fs.StringVar(&a.Reason, "reason", "InjectedFault", "the condition's reason")
+			fs.StringVar(&a.Message, "message", "made not ready with minikubelet fake-runtime", "the condition's message")
+		},
+		Done: func(FaultArgs) string { return "the runtime reports not ready" },
+		// Other calls keep working.
+		applyLocked: func(r *Runtime, a FaultArgs) error {
+			if a.Reason == "" {
+				a.Reason = "FaultInjected"
+			}
+			r.faults.runtimeDown = &runtimeapi.RuntimeCondition{Type: runtimeapi.RuntimeReady, Status: false, Reason: a.Reason, Message: a.Message}
+			return nil
+		},
+	}, {
+		Use:   "runtime-ready",
+		Short: "Undo runtime-not-ready",
+		Path:  "/runtime-ready",
+		Done:  func(FaultArgs) string { return "the runtime reports ready" },
+		applyLocked: func(r *Runtime, _ FaultArgs) error {
+			r.faults.runtimeDown = nil
+			return nil
+		},
+	}}
+}
+
+// findFault returns the fault called name.
+func findFault(name string) (Fault, error) {
+	for _, f := range Faults() {
+		if f.Name() == name {
+			return f, nil
+		}
+	}
+	return Fault{}, status.Errorf(codes.InvalidArgument, "unknown fault %q: Faults() lists them", name)
+}
+
+// Inject puts the fault called name in place with args, as the admin API does.
+func (r *Runtime) Inject(name string, args FaultArgs) error {
+	f, err := findFault(name)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return f.applyLocked(r, args)
+}
+
+// AddLatency delays every call of a CRI method (short name like "ListContainers", or "*" for all)
+// by d on the runtime's clock. d <= 0 removes the delay. It is the latency fault, for Go callers.
+func (r *Runtime) AddLatency(method string, d time.Duration) error {
+	return r.Inject("latency", FaultArgs{Method: method, Duration: d.String()})
+}
+
+// faults holds the faults in place that outlive their injection. Guarded by Runtime.mu.
 type faults struct {
 	pullFailures map[string]pullFailure       // by normalized image reference
 	latency      map[string]time.Duration     // by short method name, e.g. "ListContainers"
@@ -41,91 +232,6 @@ func (f *faults) takePullFailure(ref string) error {
 	return status.Errorf(codes.Unknown, "failed to pull image %q: %s", ref, pf.message)
 }
 
-// KillContainer ends a running container's process now with exitCode, as if it crashed or the
-// OOM killer struck. The container must be RUNNING.
-func (r *Runtime) KillContainer(id string, exitCode int32) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c, err := r.containerLocked(id)
-	if err != nil {
-		return err
-	}
-	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return status.Errorf(codes.FailedPrecondition, "container %q is %s: only a RUNNING container can be killed", c.id, c.state)
-	}
-	r.exitLocked(c, exitCode, reasonFor(exitCode), "killed by fault injection")
-	return nil
-}
-
-// SetSandboxNotReady marks a sandbox NOTREADY, as if its network namespace died. Its containers
-// keep running; the kubelet is expected to notice and recreate the pod.
-func (r *Runtime) SetSandboxNotReady(id string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s, err := r.sandboxLocked(id)
-	if err != nil {
-		return err
-	}
-	if s.state != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
-		s.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
-		r.publishSandboxLocked(s, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
-	}
-	return nil
-}
-
-// FailNextPulls makes the next n pulls of image fail with message (n <= 0 clears the fault).
-func (r *Runtime) FailNextPulls(image string, n int, message string) error {
-	if image == "" {
-		return status.Error(codes.InvalidArgument, "image is required")
-	}
-	if message == "" {
-		message = "injected pull failure"
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	key := normalizeImageRef(image)
-	if n <= 0 {
-		delete(r.faults.pullFailures, key)
-		return nil
-	}
-	r.faults.pullFailures[key] = pullFailure{remaining: n, message: message}
-	return nil
-}
-
-// AddLatency delays every call of a CRI method (short name like "ListContainers", or "*" for all)
-// by d on the runtime's clock. d <= 0 removes the delay.
-func (r *Runtime) AddLatency(method string, d time.Duration) error {
-	if method == "" {
-		return status.Error(codes.InvalidArgument, `method is required: a CRI method name like "ListContainers", or "*"`)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if d <= 0 {
-		delete(r.faults.latency, method)
-		return nil
-	}
-	r.faults.latency[method] = d
-	return nil
-}
-
-// SetRuntimeNotReady makes Status report RuntimeReady=false with reason and message; the node
-// should turn NotReady. Other calls keep working.
-func (r *Runtime) SetRuntimeNotReady(reason, message string) {
-	if reason == "" {
-		reason = "FaultInjected"
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.faults.runtimeDown = &runtimeapi.RuntimeCondition{Type: runtimeapi.RuntimeReady, Status: false, Reason: reason, Message: message}
-}
-
-// SetRuntimeReady undoes SetRuntimeNotReady.
-func (r *Runtime) SetRuntimeReady() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.faults.runtimeDown = nil
-}
-
 // injectLatency waits the delay configured for method, if any, or until ctx ends.
 func (r *Runtime) injectLatency(ctx context.Context, method string) error {
 	r.mu.Lock()
@@ -147,7 +253,7 @@ func (r *Runtime) injectLatency(ctx context.Context, method string) error {
 	}
 }
 
-// describeFaults lists active faults for Status's verbose info.
+// describe lists active faults for Status's verbose info.
 func (f *faults) describe() map[string]string {
 	out := map[string]string{}
 	for img, pf := range f.pullFailures {

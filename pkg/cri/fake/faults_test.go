@@ -41,12 +41,12 @@ func TestFaultInjectionThroughAdminAPI(t *testing.T) {
 		}
 	})
 	t.Run("sandbox not ready", func(t *testing.T) {
-		if err := admin.SetSandboxNotReady(e.ctx, sb); err != nil {
+		if err := admin.Inject(e.ctx, "sandbox-not-ready", FaultArgs{ID: sb}); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := e.rs.PodSandboxStatus(e.ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sb})
 		if err != nil || resp.GetStatus().GetState() != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
-			t.Errorf("after SetSandboxNotReady: %v, %v", resp.GetStatus().GetState(), err)
+			t.Errorf("after sandbox-not-ready: %v, %v", resp.GetStatus().GetState(), err)
 		}
 	})
 	t.Run("fail next pulls", func(t *testing.T) {
@@ -62,7 +62,7 @@ func TestFaultInjectionThroughAdminAPI(t *testing.T) {
 		e.pull(t, "nginx") // the third pull succeeds
 	})
 	t.Run("runtime not ready", func(t *testing.T) {
-		if err := admin.SetRuntimeNotReady(e.ctx, "Broken", "for the lab"); err != nil {
+		if err := admin.Inject(e.ctx, "runtime-not-ready", FaultArgs{Reason: "Broken", Message: "for the lab"}); err != nil {
 			t.Fatal(err)
 		}
 		st, err := e.rs.Status(e.ctx, &runtimeapi.StatusRequest{})
@@ -73,12 +73,12 @@ func TestFaultInjectionThroughAdminAPI(t *testing.T) {
 		if c.GetType() != runtimeapi.RuntimeReady || c.GetStatus() || c.GetReason() != "Broken" || c.GetMessage() != "for the lab" {
 			t.Errorf("RuntimeReady = %v, want false Broken", c)
 		}
-		if err := admin.SetRuntimeReady(e.ctx); err != nil {
+		if err := admin.Inject(e.ctx, "runtime-ready", FaultArgs{}); err != nil {
 			t.Fatal(err)
 		}
 		st, _ = e.rs.Status(e.ctx, &runtimeapi.StatusRequest{})
 		if !st.GetStatus().GetConditions()[0].GetStatus() {
-			t.Error("RuntimeReady still false after SetRuntimeReady")
+			t.Error("RuntimeReady still false after runtime-ready")
 		}
 	})
 	t.Run("latency on the clock", func(t *testing.T) {
@@ -125,7 +125,7 @@ func TestFaultInjectionThroughAdminAPI(t *testing.T) {
 }
 
 func TestAdminClientWithoutRuntime(t *testing.T) {
-	err := NewAdminClient("/nonexistent/fake.sock.admin").SetRuntimeReady(context.Background())
+	err := NewAdminClient("/nonexistent/fake.sock.admin").Inject(context.Background(), "runtime-ready", FaultArgs{})
 	if err == nil || !strings.Contains(err.Error(), "is the fake runtime running?") {
 		t.Errorf("got %v, want advice that the runtime is not running", err)
 	}
@@ -189,7 +189,7 @@ func FuzzCreateContainer(f *testing.F) {
 		check("StopContainer", err)
 		_, err = r.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sandboxID})
 		check("RemovePodSandbox", err)
-		check("KillContainer", r.KillContainer(id, 1))
-		check("SetSandboxNotReady", r.SetSandboxNotReady(sandboxID))
+		check("kill-container", r.Inject("kill-container", FaultArgs{ID: id, ExitCode: 1}))
+		check("sandbox-not-ready", r.Inject("sandbox-not-ready", FaultArgs{ID: sandboxID}))
 	})
 }

@@ -13,39 +13,17 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// pageSize is how many items a Stream* call sends per message.
-const pageSize = 100
-
-// matchSandbox reports whether a sandbox passes a ListPodSandbox filter. A nil filter matches
-// everything; an ID matches by prefix, as in containerd.
+// matchSandbox reports whether a sandbox passes a ListPodSandbox filter. An empty (or nil) filter
+// matches everything; an ID matches by prefix, as in containerd.
 func matchSandbox(f *runtimeapi.PodSandboxFilter, id string, state runtimeapi.PodSandboxState, labels map[string]string) bool {
-	if f == nil {
-		return true
-	}
-	if f.GetId() != "" && !strings.HasPrefix(id, f.GetId()) {
-		return false
-	}
-	if f.GetState() != nil && f.GetState().GetState() != state {
-		return false
-	}
-	return matchLabels(f.GetLabelSelector(), labels)
+	return strings.HasPrefix(id, f.GetId()) && (f.GetState() == nil || f.GetState().GetState() == state) &&
+		matchLabels(f.GetLabelSelector(), labels)
 }
 
 // matchContainer reports whether a container passes a ListContainers filter.
 func matchContainer(f *runtimeapi.ContainerFilter, id, sandboxID string, state runtimeapi.ContainerState, labels map[string]string) bool {
-	if f == nil {
-		return true
-	}
-	if f.GetId() != "" && !strings.HasPrefix(id, f.GetId()) {
-		return false
-	}
-	if f.GetPodSandboxId() != "" && !strings.HasPrefix(sandboxID, f.GetPodSandboxId()) {
-		return false
-	}
-	if f.GetState() != nil && f.GetState().GetState() != state {
-		return false
-	}
-	return matchLabels(f.GetLabelSelector(), labels)
+	return strings.HasPrefix(id, f.GetId()) && strings.HasPrefix(sandboxID, f.GetPodSandboxId()) &&
+		(f.GetState() == nil || f.GetState().GetState() == state) && matchLabels(f.GetLabelSelector(), labels)
 }
 
 // matchLabels is an equality-based label selector: every key of selector must be in labels with
@@ -103,28 +81,9 @@ func (r *Runtime) sandboxesLocked() []*sandbox {
 	return sortedValues(r.sandboxes, func(s *sandbox) uint64 { return s.seq })
 }
 
-// sendInPages sends items in messages of at most pageSize, at least one message per item.
-func sendInPages[T any](items []T, send func([]T) error) error {
-	for len(items) > 0 {
-		n := min(pageSize, len(items))
-		if err := send(items[:n]); err != nil {
-			return err
-		}
-		items = items[n:]
-	}
-	return nil
-}
-
 // newID returns a random 64-hex-character ID like containerd's.
 func newID() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never returns an error
 	return hex.EncodeToString(b)
-}
-
-func copyMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	return maps.Clone(m)
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -108,10 +107,8 @@ func (r *Runtime) findImageLocked(ref string) *image {
 	if ref == "" {
 		return nil
 	}
-	if img, ok := r.images[ref]; ok {
-		return img
-	}
-	if img, ok := r.images["sha256:"+ref]; ok {
+	id := "sha256:" + strings.TrimPrefix(ref, "sha256:")
+	if img, ok := r.images[id]; ok {
 		return img
 	}
 	normalized := normalizeImageRef(ref)
@@ -120,19 +117,11 @@ func (r *Runtime) findImageLocked(ref string) *image {
 			return img
 		}
 	}
-	if len(strings.TrimPrefix(ref, "sha256:")) >= 12 {
-		var found *image
-		for id, img := range r.images {
-			if strings.HasPrefix(strings.TrimPrefix(id, "sha256:"), strings.TrimPrefix(ref, "sha256:")) {
-				if found != nil {
-					return nil // ambiguous
-				}
-				found = img
-			}
-		}
-		return found
+	if len(id) < len("sha256:")+12 {
+		return nil
 	}
-	return nil
+	img, _ := lookupByPrefix(r.images, id, "image") // nil when unknown or ambiguous
+	return img
 }
 
 // PullImage records the image; nothing is downloaded. Injected pull failures apply first.
@@ -177,30 +166,19 @@ func (r *Runtime) ImageStatus(_ context.Context, req *runtimeapi.ImageStatusRequ
 
 // ListImages lists images, optionally only the one the filter names.
 func (r *Runtime) ListImages(_ context.Context, req *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
-	return &runtimeapi.ListImagesResponse{Images: r.listImages(req.GetFilter())}, nil
-}
-
-// StreamImages is ListImages as a stream (feature gate CRIListStreaming).
-func (r *Runtime) StreamImages(req *runtimeapi.StreamImagesRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamImagesResponse]) error {
-	return sendInPages(r.listImages(req.GetFilter()), func(page []*runtimeapi.Image) error {
-		return stream.Send(&runtimeapi.StreamImagesResponse{Images: page})
-	})
-}
-
-func (r *Runtime) listImages(f *runtimeapi.ImageFilter) []*runtimeapi.Image {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if want := f.GetImage().GetImage(); want != "" {
+	if want := req.GetFilter().GetImage().GetImage(); want != "" {
 		if img := r.findImageLocked(want); img != nil {
-			return []*runtimeapi.Image{img.toImage()}
+			return &runtimeapi.ListImagesResponse{Images: []*runtimeapi.Image{img.toImage()}}, nil
 		}
-		return nil
+		return &runtimeapi.ListImagesResponse{}, nil
 	}
 	var out []*runtimeapi.Image
 	for _, img := range sortedValues(r.images, func(i *image) uint64 { return i.seq }) {
 		out = append(out, img.toImage())
 	}
-	return out
+	return &runtimeapi.ListImagesResponse{Images: out}, nil
 }
 
 // RemoveImage removes an image with all its tags. Removing a missing image is not an error.

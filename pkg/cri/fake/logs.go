@@ -45,8 +45,10 @@ func formatLogLines(t time.Time, stream runtimeapi.LogStreamType, text string) s
 	return b.String()
 }
 
-// createLogFile makes sure the log file and its directory exist.
-func createLogFile(path string) error {
+// appendLog appends lines (formatLogLines; "" only creates the file) to the log file at path,
+// creating the file and its directory if missing. The file is opened for every write, so after the
+// kubelet rotates it (rename + ReopenContainerLog) output goes to a new file.
+func appendLog(path, lines string) error {
 	if path == "" {
 		return nil
 	}
@@ -55,25 +57,9 @@ func createLogFile(path string) error {
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
-		return fmt.Errorf("create log file %q: %w", path, err)
-	}
-	return f.Close()
-}
-
-// appendLog appends text to the log file at path in CRI format. The file is opened for every
-// write, so after the kubelet rotates it (rename + ReopenContainerLog) output goes to a new file.
-func appendLog(path string, t time.Time, stream runtimeapi.LogStreamType, text string) error {
-	if path == "" {
-		return nil
-	}
-	if err := createLogFile(path); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o640)
-	if err != nil {
 		return fmt.Errorf("open log file %q: %w", path, err)
 	}
-	if _, err := f.WriteString(formatLogLines(t, stream, text)); err != nil {
+	if _, err := f.WriteString(lines); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("write log file %q: %w", path, err)
 	}

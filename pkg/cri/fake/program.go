@@ -19,7 +19,8 @@ const (
 	stepSleep                   // wait d on the clock
 	stepForever                 // block until stopped
 	stepExit                    // exit with code
-	stepInspect                 // env, hostname, cat, ls: look at the container's env and mounts
+	stepInspect                 // env, hostname, cat FILE, ls: look at the container's env and mounts
+	stepStdin                   // cat without arguments: copy stdin to stdout until it ends
 )
 
 // step is one parsed instruction.
@@ -46,6 +47,8 @@ func (s step) String() string {
 		return "forever"
 	case stepInspect:
 		return "inspect " + strings.Join(s.argv, " ")
+	case stepStdin:
+		return "cat stdin"
 	default:
 		return fmt.Sprintf("exit %d", s.code)
 	}
@@ -161,6 +164,9 @@ func parseCommand(words []string, mode unknownMode) []step {
 		}
 		return []step{{kind: stepExit, code: int32(code % 256)}}
 	case "env", "printenv", "hostname", "cat", "ls":
+		if name == "cat" && len(args) == 0 {
+			return []step{{kind: stepStdin}}
+		}
 		return []step{{kind: stepInspect, argv: append([]string{name}, args...)}}
 	case "sleep":
 		if len(args) != 1 {

@@ -86,7 +86,7 @@ type Runtime struct {
 	containers map[string]*container
 	images     map[string]*image // by image ID
 	usedIPs    map[netip.Addr]string
-	events     *eventBus
+	events     eventBus
 	faults     faults
 	netConfig  *runtimeapi.RuntimeConfig // last UpdateRuntimeConfig
 	served     bool                      // Serve was called
@@ -144,7 +144,7 @@ func New(cfg Config) (*Runtime, error) {
 		containers: map[string]*container{},
 		images:     map[string]*image{},
 		usedIPs:    map[netip.Addr]string{},
-		events:     newEventBus(),
+		events:     eventBus{},
 		faults:     newFaults(),
 		logger:     klog.Background().WithName("fake-runtime"),
 	}, nil
@@ -257,7 +257,9 @@ func (r *Runtime) shutdown() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stopped = true
-	r.events.closeAll()
+	for ch := range r.events {
+		r.events.unsubscribe(ch)
+	}
 	for _, c := range r.containers {
 		r.stopTimerLocked(c)
 	}

@@ -3,10 +3,10 @@ package fake
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -43,8 +43,8 @@ func (s *sandbox) toPodSandbox() *runtimeapi.PodSandbox {
 		Metadata:       proto.Clone(s.config.GetMetadata()).(*runtimeapi.PodSandboxMetadata),
 		State:          s.state,
 		CreatedAt:      s.createdAt.UnixNano(),
-		Labels:         copyMap(s.config.GetLabels()),
-		Annotations:    copyMap(s.config.GetAnnotations()),
+		Labels:         maps.Clone(s.config.GetLabels()),
+		Annotations:    maps.Clone(s.config.GetAnnotations()),
 		RuntimeHandler: s.handler,
 	}
 }
@@ -56,8 +56,8 @@ func (s *sandbox) toStatus() *runtimeapi.PodSandboxStatus {
 		State:          s.state,
 		CreatedAt:      s.createdAt.UnixNano(),
 		Network:        &runtimeapi.PodSandboxNetworkStatus{},
-		Labels:         copyMap(s.config.GetLabels()),
-		Annotations:    copyMap(s.config.GetAnnotations()),
+		Labels:         maps.Clone(s.config.GetLabels()),
+		Annotations:    maps.Clone(s.config.GetAnnotations()),
 		RuntimeHandler: s.handler,
 		Linux: &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{
 			Options: proto.Clone(namespaceOptions(s.config)).(*runtimeapi.NamespaceOption),
@@ -214,33 +214,18 @@ func (r *Runtime) PodSandboxStatus(_ context.Context, req *runtimeapi.PodSandbox
 
 // ListPodSandbox lists sandboxes that match the filter (ID prefix, state, labels).
 func (r *Runtime) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
-	return &runtimeapi.ListPodSandboxResponse{Items: r.listSandboxes(req.GetFilter())}, nil
-}
-
-// StreamPodSandboxes is ListPodSandbox as a stream (feature gate CRIListStreaming).
-func (r *Runtime) StreamPodSandboxes(req *runtimeapi.StreamPodSandboxesRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamPodSandboxesResponse]) error {
-	return sendInPages(r.listSandboxes(req.GetFilter()), func(page []*runtimeapi.PodSandbox) error {
-		return stream.Send(&runtimeapi.StreamPodSandboxesResponse{PodSandboxes: page})
-	})
-}
-
-func (r *Runtime) listSandboxes(f *runtimeapi.PodSandboxFilter) []*runtimeapi.PodSandbox {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var items []*runtimeapi.PodSandbox
 	for _, s := range r.sandboxesLocked() {
-		if matchSandbox(f, s.id, s.state, s.config.GetLabels()) {
+		if matchSandbox(req.GetFilter(), s.id, s.state, s.config.GetLabels()) {
 			items = append(items, s.toPodSandbox())
 		}
 	}
-	return items
+	return &runtimeapi.ListPodSandboxResponse{Items: items}, nil
 }
 
 // sandboxLocked finds a sandbox by ID or unique ID prefix.
 func (r *Runtime) sandboxLocked(id string) (*sandbox, error) {
-	found, err := lookupByPrefix(r.sandboxes, id, "pod sandbox")
-	if err != nil {
-		return nil, err
-	}
-	return found, nil
+	return lookupByPrefix(r.sandboxes, id, "pod sandbox")
 }

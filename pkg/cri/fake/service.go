@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -80,11 +79,6 @@ func (r *Runtime) RuntimeConfig(context.Context, *runtimeapi.RuntimeConfigReques
 	}}, nil
 }
 
-// CheckpointContainer is not supported: there is no process state to save.
-func (r *Runtime) CheckpointContainer(context.Context, *runtimeapi.CheckpointContainerRequest) (*runtimeapi.CheckpointContainerResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "checkpointing is not supported by the fake runtime")
-}
-
 // ListMetricDescriptors returns no CRI metrics: the kubelet then uses the CRI stats calls.
 func (r *Runtime) ListMetricDescriptors(context.Context, *runtimeapi.ListMetricDescriptorsRequest) (*runtimeapi.ListMetricDescriptorsResponse, error) {
 	return &runtimeapi.ListMetricDescriptorsResponse{}, nil
@@ -93,11 +87,6 @@ func (r *Runtime) ListMetricDescriptors(context.Context, *runtimeapi.ListMetricD
 // ListPodSandboxMetrics returns no CRI metrics.
 func (r *Runtime) ListPodSandboxMetrics(context.Context, *runtimeapi.ListPodSandboxMetricsRequest) (*runtimeapi.ListPodSandboxMetricsResponse, error) {
 	return &runtimeapi.ListPodSandboxMetricsResponse{}, nil
-}
-
-// StreamPodSandboxMetrics returns no CRI metrics: the stream ends at once.
-func (r *Runtime) StreamPodSandboxMetrics(*runtimeapi.StreamPodSandboxMetricsRequest, grpc.ServerStreamingServer[runtimeapi.StreamPodSandboxMetricsResponse]) error {
-	return nil
 }
 
 // UpdatePodSandboxResources accepts and ignores new pod-level resources.

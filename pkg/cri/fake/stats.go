@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"maps"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -51,8 +49,8 @@ func (r *Runtime) containerStatsLocked(c *container, now time.Time) *runtimeapi.
 		Attributes: &runtimeapi.ContainerAttributes{
 			Id:          c.id,
 			Metadata:    proto.Clone(c.config.GetMetadata()).(*runtimeapi.ContainerMetadata),
-			Labels:      copyMap(c.config.GetLabels()),
-			Annotations: copyMap(c.config.GetAnnotations()),
+			Labels:      maps.Clone(c.config.GetLabels()),
+			Annotations: maps.Clone(c.config.GetAnnotations()),
 		},
 		Cpu: &runtimeapi.CpuUsage{
 			Timestamp:            ts,
@@ -109,8 +107,8 @@ func (r *Runtime) sandboxStatsLocked(s *sandbox, now time.Time) *runtimeapi.PodS
 		Attributes: &runtimeapi.PodSandboxAttributes{
 			Id:          s.id,
 			Metadata:    proto.Clone(s.config.GetMetadata()).(*runtimeapi.PodSandboxMetadata),
-			Labels:      copyMap(s.config.GetLabels()),
-			Annotations: copyMap(s.config.GetAnnotations()),
+			Labels:      maps.Clone(s.config.GetLabels()),
+			Annotations: maps.Clone(s.config.GetAnnotations()),
 		},
 		Linux: linux,
 	}
@@ -129,20 +127,10 @@ func (r *Runtime) ContainerStats(_ context.Context, req *runtimeapi.ContainerSta
 
 // ListContainerStats reports usage of the containers that match the filter.
 func (r *Runtime) ListContainerStats(_ context.Context, req *runtimeapi.ListContainerStatsRequest) (*runtimeapi.ListContainerStatsResponse, error) {
-	return &runtimeapi.ListContainerStatsResponse{Stats: r.listContainerStats(req.GetFilter())}, nil
-}
-
-// StreamContainerStats is ListContainerStats as a stream.
-func (r *Runtime) StreamContainerStats(req *runtimeapi.StreamContainerStatsRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamContainerStatsResponse]) error {
-	return sendInPages(r.listContainerStats(req.GetFilter()), func(page []*runtimeapi.ContainerStats) error {
-		return stream.Send(&runtimeapi.StreamContainerStatsResponse{ContainerStats: page})
-	})
-}
-
-func (r *Runtime) listContainerStats(f *runtimeapi.ContainerStatsFilter) []*runtimeapi.ContainerStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.clock.Now()
+	f := req.GetFilter()
 	filter := &runtimeapi.ContainerFilter{Id: f.GetId(), PodSandboxId: f.GetPodSandboxId(), LabelSelector: f.GetLabelSelector()}
 	var out []*runtimeapi.ContainerStats
 	for _, c := range r.containersLocked() {
@@ -150,7 +138,7 @@ func (r *Runtime) listContainerStats(f *runtimeapi.ContainerStatsFilter) []*runt
 			out = append(out, r.containerStatsLocked(c, now))
 		}
 	}
-	return out
+	return &runtimeapi.ListContainerStatsResponse{Stats: out}, nil
 }
 
 // PodSandboxStats reports made-up usage of one sandbox and its containers.
@@ -166,20 +154,10 @@ func (r *Runtime) PodSandboxStats(_ context.Context, req *runtimeapi.PodSandboxS
 
 // ListPodSandboxStats reports usage of the sandboxes that match the filter.
 func (r *Runtime) ListPodSandboxStats(_ context.Context, req *runtimeapi.ListPodSandboxStatsRequest) (*runtimeapi.ListPodSandboxStatsResponse, error) {
-	return &runtimeapi.ListPodSandboxStatsResponse{Stats: r.listSandboxStats(req.GetFilter())}, nil
-}
-
-// StreamPodSandboxStats is ListPodSandboxStats as a stream.
-func (r *Runtime) StreamPodSandboxStats(req *runtimeapi.StreamPodSandboxStatsRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamPodSandboxStatsResponse]) error {
-	return sendInPages(r.listSandboxStats(req.GetFilter()), func(page []*runtimeapi.PodSandboxStats) error {
-		return stream.Send(&runtimeapi.StreamPodSandboxStatsResponse{PodSandboxStats: page})
-	})
-}
-
-func (r *Runtime) listSandboxStats(f *runtimeapi.PodSandboxStatsFilter) []*runtimeapi.PodSandboxStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.clock.Now()
+	f := req.GetFilter()
 	filter := &runtimeapi.PodSandboxFilter{Id: f.GetId(), LabelSelector: f.GetLabelSelector()}
 	var out []*runtimeapi.PodSandboxStats
 	for _, s := range r.sandboxesLocked() {
@@ -187,10 +165,5 @@ func (r *Runtime) listSandboxStats(f *runtimeapi.PodSandboxStatsFilter) []*runti
 			out = append(out, r.sandboxStatsLocked(s, now))
 		}
 	}
-	return out
-}
-
-// errNotRunning is returned by calls that need a running container.
-func errNotRunning(c *container) error {
-	return status.Errorf(codes.FailedPrecondition, "container %q is %s, not RUNNING", c.id, c.state)
+	return &runtimeapi.ListPodSandboxStatsResponse{Stats: out}, nil
 }

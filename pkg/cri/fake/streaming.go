@@ -20,7 +20,7 @@ import (
 // The streaming calls: Exec, Attach and PortForward do not stream over gRPC. Like containerd, the
 // fake runtime answers each with a URL on its streaming HTTP server that holds a one-time token;
 // the kubelet (or crictl) then opens that URL with SPDY or WebSocket and the session runs there,
-// in the streamer (streamer.go). The server is k8s.io/cri-streaming/pkg/streaming, the library
+// in the streamer (exec.go). The server is k8s.io/cri-streaming/pkg/streaming, the library
 // containerd and CRI-O use too.
 
 // validateStreamingAddr accepts only loopback host:port addresses: the streaming server has no
@@ -90,7 +90,7 @@ func (r *Runtime) streamServerLocked() (streaming.Server, error) {
 }
 
 // Exec returns a one-time URL on the streaming server where cmd runs "inside" a RUNNING container
-// with the program grammar, interactively (see streamer.Exec). Nothing runs on the host.
+// with the program grammar, interactively (streamer.Exec). Nothing runs on the host.
 func (r *Runtime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
 	if len(req.GetCmd()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "cmd is required")
@@ -99,12 +99,12 @@ func (r *Runtime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runti
 		return nil, status.Error(codes.InvalidArgument, "one of stdin, stdout or stderr must be true")
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	c, err := r.runningContainerLocked(req.GetContainerId())
-	var streams streaming.Server
-	if err == nil {
-		streams, err = r.streamServerLocked()
+	if err != nil {
+		return nil, err
 	}
-	r.mu.Unlock()
+	streams, err := r.streamServerLocked()
 	if err != nil {
 		return nil, err
 	}
@@ -115,15 +115,15 @@ func (r *Runtime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runti
 }
 
 // Attach returns a one-time URL on the streaming server where the output a RUNNING container
-// writes from then on is streamed (see streamer.Attach).
+// writes from then on is streamed (streamer.Attach).
 func (r *Runtime) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	c, err := r.runningContainerLocked(req.GetContainerId())
-	var streams streaming.Server
-	if err == nil {
-		streams, err = r.streamServerLocked()
+	if err != nil {
+		return nil, err
 	}
-	r.mu.Unlock()
+	streams, err := r.streamServerLocked()
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (r *Runtime) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*r
 }
 
 // PortForward returns a one-time URL on the streaming server through which connections reach a
-// READY sandbox's ports; every port is an echo server (see streamer.PortForward).
+// READY sandbox's ports; every port is an echo server (streamer.PortForward).
 func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
 	for _, p := range req.GetPort() {
 		if err := validatePort(p); err != nil {
@@ -142,12 +142,12 @@ func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRe
 		}
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	s, err := r.readySandboxLocked(req.GetPodSandboxId())
-	var streams streaming.Server
-	if err == nil {
-		streams, err = r.streamServerLocked()
+	if err != nil {
+		return nil, err
 	}
-	r.mu.Unlock()
+	streams, err := r.streamServerLocked()
 	if err != nil {
 		return nil, err
 	}
@@ -155,18 +155,6 @@ func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRe
 	req.PodSandboxId = s.id
 	klog.FromContext(ctx).V(4).Info("PortForward", "podSandboxID", s.id, "ports", req.GetPort())
 	return streams.GetPortForward(req)
-}
-
-// runningContainerLocked finds a container by ID or prefix and requires it to be RUNNING.
-func (r *Runtime) runningContainerLocked(id string) (*container, error) {
-	c, err := r.containerLocked(id)
-	if err != nil {
-		return nil, err
-	}
-	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return nil, errNotRunning(c)
-	}
-	return c, nil
 }
 
 // readySandboxLocked finds a sandbox by ID or prefix and requires it to be READY.
