@@ -22,7 +22,7 @@ import (
 
 // syncLoopIteration is the function a student's first breakpoint goes on: one turn of the
 // syncLoop (upstream: pkg/kubelet/kubelet.go syncLoopIteration). Ours is a method of the pod
-// lifecycle, pkg/kubelet/pods.go.
+// lifecycle, pkg/kubelet/syncloop.go.
 const syncLoopIteration = "github.com/minikubelet/minikubelet/pkg/kubelet.(*pods).syncLoopIteration"
 
 // The Delve session a student runs with `make debug` and `dlv connect`, driven over Delve's
@@ -86,8 +86,8 @@ func TestDelveStopsInSyncLoopIteration(t *testing.T) {
 	if th.Function.Optimized {
 		t.Errorf("%s is marked optimized: the binary was not built with -gcflags=all=-N -l", syncLoopIteration)
 	}
-	if !strings.HasSuffix(th.File, "pkg/kubelet/pods.go") {
-		t.Errorf("stopped in %s:%d, want pkg/kubelet/pods.go", th.File, th.Line)
+	if !strings.HasSuffix(th.File, "pkg/kubelet/syncloop.go") {
+		t.Errorf("stopped in %s:%d, want pkg/kubelet/syncloop.go", th.File, th.Line)
 	}
 
 	// The process under Delve is the node: it registered itself before its syncLoop began.
