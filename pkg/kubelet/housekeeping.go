@@ -67,7 +67,7 @@ func (p *pods) handlePodCleanups(ctx context.Context) error {
 		klog.FromContext(ctx).V(2).Info("Removing a pod that is no longer desired from the runtime", "pod", klog.KRef(rp.Namespace, rp.Name), "podUID", rp.ID)
 		status, err := p.cfg.Runtime.GetPodStatus(ctx, rp.ID, rp.Name, rp.Namespace)
 		if err == nil {
-			err = p.cfg.Runtime.KillPod(ctx, status, 0)
+			err = p.cfg.Runtime.KillPod(ctx, nil, status, 0)
 		}
 		if err == nil {
 			err = p.cfg.Runtime.RemovePod(ctx, rp)

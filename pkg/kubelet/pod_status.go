@@ -18,11 +18,20 @@ type statusInputs struct {
 	runtimeName string                                // prefix of containerIDs, e.g. "containerd"
 	reasons     map[string]kuberuntime.ContainerError // why a container is waiting (last sync)
 	now         time.Time
+	// probes sets each container status's Ready and Started from the probes' results (the
+	// prober manager's UpdatePodStatus); nil: as if no container had a probe.
+	probes readinessUpdater
 }
 
-// generateAPIPodStatus turns the runtime's view of a pod into the API's PodStatus: phase,
-// conditions, container statuses, IPs, start time (upstream: kubelet_pods.go
-// generateAPIPodStatus, convertToAPIContainerStatuses, getPhase). Pure.
+// readinessUpdater sets Ready and Started on a pod's container statuses (upstream:
+// prober.Manager.UpdatePodStatus). It must not block.
+type readinessUpdater interface {
+	UpdatePodStatus(pod *corev1.Pod, status *corev1.PodStatus)
+}
+
+// generateAPIPodStatus turns the runtime's view of a pod into the API's PodStatus: container and
+// init container statuses, phase, conditions, IPs, start time (upstream: kubelet_pods.go
+// generateAPIPodStatus, convertToAPIContainerStatuses, getPhase; status/generate.go). Pure.
 func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statusInputs) corev1.PodStatus {
 	old := pod.Status
 	st := corev1.PodStatus{
@@ -45,59 +54,51 @@ func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statu
 		}
 	}
 
-	for i := range pod.Spec.Containers {
-		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(&pod.Spec.Containers[i], rs, in, old))
+	// Until every init container has done its part, the others wait "PodInitializing".
+	waiting := "ContainerCreating"
+	if len(pod.Spec.InitContainers) > 0 {
+		waiting = "PodInitializing"
 	}
-	st.Phase = podPhase(pod, st.ContainerStatuses)
+	for i := range pod.Spec.InitContainers {
+		st.InitContainerStatuses = append(st.InitContainerStatuses, initContainerStatus(pod, &pod.Spec.InitContainers[i], rs, in, waiting))
+	}
+	for i := range pod.Spec.Containers {
+		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(pod, &pod.Spec.Containers[i], rs, in, old.ContainerStatuses, waiting))
+	}
+	if in.probes != nil {
+		in.probes.UpdatePodStatus(pod, &st)
+	} else {
+		noProbes(pod, &st)
+	}
+
+	st.Phase = podPhase(pod, &st, anyRegularContainerActive(pod, rs))
 	// A terminal phase never goes back (the API server refuses it, and so do we).
 	if old.Phase == corev1.PodSucceeded || old.Phase == corev1.PodFailed {
 		st.Phase = old.Phase
 	}
-
-	allReady := len(st.ContainerStatuses) > 0
-	for _, cs := range st.ContainerStatuses {
-		allReady = allReady && cs.Ready
+	if st.Phase == old.Phase { // the reason and message go with the phase (e.g. DeadlineExceeded)
+		st.Reason, st.Message = old.Reason, old.Message
 	}
-	sandboxReady := false
-	for _, s := range rs.Sandboxes {
-		sandboxReady = sandboxReady || s.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY
-	}
-	ready := allReady && st.Phase == corev1.PodRunning
-	st.Conditions = []corev1.PodCondition{
-		podCondition(old, corev1.PodReadyToStartContainers, sandboxReady, "", in.now),
-		podCondition(old, corev1.PodInitialized, true, "", in.now),
-		podCondition(old, corev1.ContainersReady, ready, notReadyReason(ready), in.now),
-		podCondition(old, corev1.PodReady, ready, notReadyReason(ready), in.now),
-		podCondition(old, corev1.PodScheduled, true, "", in.now),
-	}
+	st.Conditions = podConditions(pod, &st, kuberuntime.SandboxReady(pod, rs), in.now)
 	return st
 }
 
-func notReadyReason(ready bool) string {
-	if ready {
-		return ""
+// initContainerStatus is containerStatus for an init container. One that succeeded stays
+// terminated (it will not run again); one the runtime no longer has, in a pod whose regular
+// containers exist, is taken to have completed.
+func initContainerStatus(pod *corev1.Pod, c *corev1.Container, rs *kubecontainer.PodStatus, in statusInputs, waiting string) corev1.ContainerStatus {
+	inst := rs.FindContainer(c.Name)
+	if inst == nil && !kuberuntime.IsSidecar(c) && kuberuntime.AnyRegularContainerCreated(pod, rs) {
+		return corev1.ContainerStatus{Name: c.Name, Image: c.Image, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			Reason: "Completed", ExitCode: 0,
+			Message: "Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally"}}}
 	}
-	return "ContainersNotReady"
-}
-
-// podCondition keeps the condition's lastTransitionTime unless its status changes.
-func podCondition(old corev1.PodStatus, typ corev1.PodConditionType, ok bool, reason string, now time.Time) corev1.PodCondition {
-	status := corev1.ConditionFalse
-	if ok {
-		status = corev1.ConditionTrue
-	}
-	c := corev1.PodCondition{Type: typ, Status: status, Reason: reason, LastTransitionTime: metav1.Time{Time: now.Truncate(time.Second)}}
-	for _, prev := range old.Conditions {
-		if prev.Type == typ && prev.Status == status {
-			c.LastTransitionTime = prev.LastTransitionTime
-		}
-	}
-	return c
+	return containerStatus(pod, c, rs, in, pod.Status.InitContainerStatuses, waiting)
 }
 
 // containerStatus is the API status of one container: its newest instance's state, the previous
-// instance as lastState, or waiting with the reason the last sync gave.
-func containerStatus(c *corev1.Container, rs *kubecontainer.PodStatus, in statusInputs, old corev1.PodStatus) corev1.ContainerStatus {
+// instance as lastState, or waiting with the reason the last sync gave (default: waiting).
+func containerStatus(pod *corev1.Pod, c *corev1.Container, rs *kubecontainer.PodStatus, in statusInputs, old []corev1.ContainerStatus, waiting string) corev1.ContainerStatus {
 	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image}
 	var instances []*kubecontainer.ContainerStatus
 	for _, inst := range rs.Containers {
@@ -106,8 +107,8 @@ func containerStatus(c *corev1.Container, rs *kubecontainer.PodStatus, in status
 		}
 	}
 	if len(instances) == 0 {
-		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
-		for _, prev := range old.ContainerStatuses { // the runtime lost it: keep what we knew
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: waiting}
+		for _, prev := range old { // the runtime lost it: keep what we knew
 			if prev.Name != c.Name {
 				continue
 			}
@@ -130,21 +131,15 @@ func containerStatus(c *corev1.Container, rs *kubecontainer.PodStatus, in status
 		if len(instances) > 1 {
 			cs.LastTerminationState = containerState(instances[1], in.runtimeName)
 		}
-		cs.Ready = cs.State.Running != nil
-		cs.Started = ptr.To(cs.State.Running != nil)
-		// An exited container that is to be restarted shows the waiting reason (CrashLoopBackOff…)
-		// with the exit as its last state, as `kubectl get pods` shows it.
-		if latest.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-			if e, ok := in.reasons[c.Name]; ok {
-				cs.LastTerminationState = cs.State
-				cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: e.Reason, Message: e.Message}}
-			}
-		}
 	}
-	if cs.State.Waiting != nil && cs.State.Waiting.Reason == "ContainerCreating" {
-		if e, ok := in.reasons[c.Name]; ok {
-			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: e.Reason, Message: e.Message}
+	// A container to be started (again) shows why it waits (CrashLoopBackOff, ErrImagePull…),
+	// an exited one with its exit as its last state, as `kubectl get pods` shows it.
+	latest := rs.FindContainer(c.Name)
+	if e, ok := in.reasons[c.Name]; ok && kuberuntime.ShouldRestart(pod, c, latest) && (latest == nil || latest.State != runtimeapi.ContainerState_CONTAINER_RUNNING) {
+		if cs.State.Terminated != nil {
+			cs.LastTerminationState = cs.State
 		}
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: e.Reason, Message: e.Message}}
 	}
 	return cs
 }
@@ -172,49 +167,35 @@ func containerState(c *kubecontainer.ContainerStatus, runtimeName string) corev1
 	}
 }
 
-// podPhase is upstream's getPhase for pods without init containers: Pending while a container has
-// not started, Running while any runs (or will be restarted), and, once all have stopped for
-// good, Succeeded if all exited 0, else Failed.
-func podPhase(pod *corev1.Pod, statuses []corev1.ContainerStatus) corev1.PodPhase {
-	var running, waiting, stopped, succeeded int
-	for _, cs := range statuses {
-		switch {
-		case cs.State.Running != nil:
-			running++
-		case cs.State.Terminated != nil:
-			stopped++
-			if cs.State.Terminated.ExitCode == 0 {
-				succeeded++
-			}
-		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil:
-			stopped++ // between restarts: it has run
-			if cs.LastTerminationState.Terminated.ExitCode == 0 {
-				succeeded++
-			}
-		default:
-			waiting++
+// noProbes sets Ready and Started as the prober manager does for containers without probes:
+// started once running; a regular container or sidecar is ready while it runs; a regular init
+// container is ready once it has succeeded.
+func noProbes(pod *corev1.Pod, st *corev1.PodStatus) {
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		cs.Started = ptr.To(cs.State.Running != nil)
+		cs.Ready = cs.State.Running != nil
+	}
+	for i := range st.InitContainerStatuses {
+		cs := &st.InitContainerStatuses[i]
+		cs.Started = ptr.To(cs.State.Running != nil)
+		if kuberuntime.IsSidecar(&pod.Spec.InitContainers[i]) {
+			cs.Ready = cs.State.Running != nil
+		} else {
+			cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
 		}
 	}
-	switch {
-	case waiting > 0:
-		return corev1.PodPending
-	case running > 0:
-		return corev1.PodRunning
-	case stopped > 0:
-		switch pod.Spec.RestartPolicy {
-		case corev1.RestartPolicyAlways:
-			return corev1.PodRunning // they will be restarted
-		case corev1.RestartPolicyOnFailure:
-			if stopped == succeeded {
-				return corev1.PodSucceeded
-			}
-			return corev1.PodRunning
-		default:
-			if stopped == succeeded {
-				return corev1.PodSucceeded
-			}
-			return corev1.PodFailed
+}
+
+// anyRegularContainerActive reports whether a regular container runs or was created in the
+// current sandbox: the pod got past its init containers (upstream
+// HasAnyActiveRegularContainerStarted).
+func anyRegularContainerActive(pod *corev1.Pod, rs *kubecontainer.PodStatus) bool {
+	for i := range pod.Spec.Containers {
+		if cs := rs.FindContainer(pod.Spec.Containers[i].Name); cs != nil &&
+			(cs.State == runtimeapi.ContainerState_CONTAINER_RUNNING || cs.State == runtimeapi.ContainerState_CONTAINER_CREATED) {
+			return true
 		}
 	}
-	return corev1.PodPending
+	return false
 }

@@ -82,7 +82,7 @@ func (p *pods) ensureMirrorPod(ctx context.Context, pod, mirror *corev1.Pod) {
 // the terminal status (upstream: kubelet.go SyncTerminatingPod).
 func (p *pods) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus, grace int64) error {
 	klog.FromContext(ctx).V(2).Info("Stopping pod", "pod", klog.KObj(pod), "gracePeriod", grace)
-	if err := p.cfg.Runtime.KillPod(ctx, rs, grace); err != nil {
+	if err := p.cfg.Runtime.KillPod(ctx, pod, rs, grace); err != nil {
 		return err
 	}
 	after, err := p.cfg.Runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
@@ -94,42 +94,74 @@ func (p *pods) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *kube
 			return fmt.Errorf("container %s of pod %s/%s is still running after being stopped", c.Name, pod.Namespace, pod.Name)
 		}
 	}
-	p.status.SetPodStatus(pod, terminalStatus(generateAPIPodStatus(pod, after, p.statusInputs(pod.UID))))
+	p.status.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, after, p.statusInputs(pod.UID))))
 	return nil
 }
 
 // SyncTerminatedPod publishes the final status of a pod whose containers all stopped; the status
 // manager then finishes a pending deletion in the API (upstream: kubelet.go SyncTerminatedPod).
 func (p *pods) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus) error {
-	p.status.SetPodStatus(pod, terminalStatus(generateAPIPodStatus(pod, rs, p.statusInputs(pod.UID))))
+	p.status.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod.UID))))
 	p.cfg.Secrets.UnregisterPod(pod) // its containers are gone: nothing reads its Secrets any more
 	klog.FromContext(ctx).V(2).Info("Pod terminated", "pod", klog.KObj(pod))
 	return nil
 }
 
-// terminalStatus gives a stopped pod its final phase, as the kubelet does since v1.27: Succeeded
-// when every container exited 0, else Failed; waiting containers become terminated.
-func terminalStatus(st corev1.PodStatus) corev1.PodStatus {
+// terminalStatus gives a stopped pod its final phase, as the kubelet does since v1.27 (upstream:
+// status_manager.go TerminatePod and getPhase for a terminal pod): a pod stopped before it ran
+// (Pending) is Failed; otherwise Succeeded when every regular container exited 0, else Failed.
+// Containers that never reported an end become terminated (ContainerStatusUnknown, 137): every
+// regular one once the pod was initialized, and the init containers up to the last one that
+// started; sidecars do not decide the phase.
+func terminalStatus(pod *corev1.Pod, st corev1.PodStatus) corev1.PodStatus {
 	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
 		return st
 	}
+	unknownEnd := func(cs *corev1.ContainerStatus) {
+		if cs.State.Terminated != nil {
+			return
+		}
+		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 137, Reason: "ContainerStatusUnknown", Message: "The container could not be located when the pod was terminated"}}
+		if cs.LastTerminationState.Terminated != nil {
+			cs.State = cs.LastTerminationState
+		}
+	}
+	failed := st.Phase == corev1.PodPending
+	initialized := len(pod.Spec.InitContainers) == 0
+	for _, c := range st.Conditions {
+		initialized = initialized || (c.Type == corev1.PodInitialized && c.Status == corev1.ConditionTrue)
+	}
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		if initialized {
+			unknownEnd(cs)
+		}
+		cs.Ready = false
+		if t := cs.State.Terminated; t == nil || t.ExitCode != 0 {
+			failed = true
+		}
+	}
+	lastStarted := -1
+	for i, cs := range st.InitContainerStatuses {
+		if cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil {
+			lastStarted = i
+		}
+	}
+	for i := range st.InitContainerStatuses {
+		if i <= lastStarted {
+			unknownEnd(&st.InitContainerStatuses[i])
+		}
+		st.InitContainerStatuses[i].Ready = false
+	}
+	reason := reasonPodCompleted
 	st.Phase = corev1.PodSucceeded
-	for i, cs := range st.ContainerStatuses {
-		if cs.State.Terminated == nil {
-			st.ContainerStatuses[i].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: 137, Reason: "ContainerStatusUnknown", Message: "The container could not be located when the pod was terminated"}}
-			if cs.LastTerminationState.Terminated != nil {
-				st.ContainerStatuses[i].State = cs.LastTerminationState
-			}
-		}
-		st.ContainerStatuses[i].Ready = false
-		if t := st.ContainerStatuses[i].State.Terminated; t.ExitCode != 0 {
-			st.Phase = corev1.PodFailed
-		}
+	if failed {
+		st.Phase, reason = corev1.PodFailed, reasonPodFailed
 	}
 	for i := range st.Conditions {
 		if t := st.Conditions[i].Type; t == corev1.PodReady || t == corev1.ContainersReady {
-			st.Conditions[i].Status, st.Conditions[i].Reason = corev1.ConditionFalse, "PodCompleted"
+			st.Conditions[i].Status, st.Conditions[i].Reason, st.Conditions[i].Message = corev1.ConditionFalse, reason, ""
 		}
 	}
 	return st

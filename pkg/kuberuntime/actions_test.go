@@ -86,9 +86,9 @@ func TestComputePodActions(t *testing.T) {
 		{"OnFailure: succeeded container stays, sandbox stops", onFailure,
 			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*kubecontainer.ContainerStatus{exited(onFailure, 0, "c1", 0)}},
 			PodActions{KillPod: true, SandboxID: "sb1", ContainersToKill: noKill}},
-		{"OnFailure: dead sandbox does not rerun a succeeded container", onFailure,
+		{"OnFailure: dead sandbox does not rerun a succeeded container, nor make a new sandbox", onFailure,
 			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{dead}, Containers: []*kubecontainer.ContainerStatus{exited(onFailure, 0, "c1", 0)}},
-			PodActions{KillPod: true, CreateSandbox: true, Attempt: 1, ContainersToKill: noKill}},
+			PodActions{KillPod: true, ContainersToKill: noKill}},
 		{"Never: failed container stays dead", never,
 			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*kubecontainer.ContainerStatus{exited(never, 0, "c1", 3)}},
 			PodActions{KillPod: true, SandboxID: "sb1", ContainersToKill: noKill}},
@@ -97,7 +97,7 @@ func TestComputePodActions(t *testing.T) {
 			PodActions{KillPod: true, ContainersToKill: noKill}},
 		{"spec hash changed: kill and start again", changed,
 			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*kubecontainer.ContainerStatus{changedStatus}},
-			PodActions{SandboxID: "sb1", ContainersToStart: []int{0}, ContainersToKill: map[string]KillReason{"c1": {Name: "app", Message: "Container definition changed, will be restarted"}}}},
+			PodActions{SandboxID: "sb1", ContainersToStart: []int{0}, ContainersToKill: map[string]KillReason{"c1": {Name: "app", Message: "Container app definition changed, will be restarted"}}}},
 		{"container not in spec is killed", testPod(corev1.RestartPolicyAlways, "app"),
 			&kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready}, Containers: []*kubecontainer.ContainerStatus{
 				running(testPod(corev1.RestartPolicyAlways, "app"), 0, "c1"), running(testPod(corev1.RestartPolicyAlways, "old"), 0, "c9")}},
@@ -108,7 +108,7 @@ func TestComputePodActions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := computePodActions(tc.pod, tc.status)
+			got := computePodActions(tc.pod, tc.status, noProbes{})
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("computePodActions =\n  %+v\nwant\n  %+v", got, tc.want)
 			}

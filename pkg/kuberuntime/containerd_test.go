@@ -70,7 +70,7 @@ func TestStopAndRemoveWhatTheRuntimeNoLongerHas(t *testing.T) {
 				Sandboxes:  []*runtimeapi.PodSandboxStatus{{Id: "sandbox-1", State: runtimeapi.PodSandboxState_SANDBOX_READY}},
 				Containers: []*kubecontainer.ContainerStatus{{ID: "container-1", Name: "app", State: runtimeapi.ContainerState_CONTAINER_RUNNING}},
 			}
-			if err := m.KillPod(ctx, st, 0); (err != nil) != tc.wantErr {
+			if err := m.KillPod(ctx, nil, st, 0); (err != nil) != tc.wantErr {
 				t.Errorf("KillPod: %v, want an error: %v", err, tc.wantErr)
 			}
 			running := &kubecontainer.RunningPod{

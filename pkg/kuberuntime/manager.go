@@ -52,6 +52,8 @@ type Config struct {
 	PodLogsDir string
 	// Options resolves env and mounts; nil gives containers their literal env values only.
 	Options OptionsGenerator
+	// Probes are the liveness and startup probes' results; nil: no probe ever fails.
+	Probes ProbeResults
 	// Clock defaults to the real clock; it drives the crash-loop and image-pull backoffs.
 	Clock clock.Clock
 	// Journal, if set, records every CRI call that changes a pod (RunPodSandbox, PullImage,
@@ -66,6 +68,7 @@ type Manager struct {
 	image      runtimeapi.ImageServiceClient
 	podLogsDir string
 	options    OptionsGenerator
+	probes     ProbeResults
 	clock      clock.Clock
 	journal    journal.Recorder
 
@@ -85,6 +88,9 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	if cfg.Probes == nil {
+		cfg.Probes = noProbes{}
+	}
 	crash := flowcontrol.NewBackOff(10*time.Second, 300*time.Second)
 	pull := flowcontrol.NewBackOff(10*time.Second, 300*time.Second)
 	crash.Clock, pull.Clock = cfg.Clock, cfg.Clock
@@ -93,6 +99,7 @@ func New(cfg Config) (*Manager, error) {
 		image:        cfg.Image,
 		podLogsDir:   cfg.PodLogsDir,
 		options:      cfg.Options,
+		probes:       cfg.Probes,
 		clock:        cfg.Clock,
 		journal:      cfg.Journal,
 		crashBackoff: crash,
@@ -116,12 +123,12 @@ func (m *Manager) SetOptionsGenerator(g OptionsGenerator) { m.options = g }
 func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus) SyncResult {
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod))
 	result := SyncResult{ContainerErrors: map[string]ContainerError{}}
-	actions := computePodActions(pod, status)
+	actions := computePodActions(pod, status, m.probes)
 	logger.V(4).Info("Computed pod actions", "actions", actions)
 
 	// 1. Kill what must go.
 	if actions.KillPod {
-		if err := m.KillPod(ctx, status, gracePeriod(pod)); err != nil {
+		if err := m.KillPod(ctx, pod, status, gracePeriod(pod)); err != nil {
 			result.SandboxError = err
 			return result
 		}
@@ -129,7 +136,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	} else {
 		for id, why := range actions.ContainersToKill {
 			logger.V(2).Info("Killing container", "container", why.Name, "reason", why.Message)
-			if err := m.stopContainer(ctx, journal.Pod(pod), id, why.Name, gracePeriod(pod)); err != nil {
+			if err := m.stopContainer(ctx, journal.Pod(pod), id, why.Name, killGracePeriod(pod, why)); err != nil {
 				result.ContainerErrors[why.Name] = ContainerError{Name: why.Name, Reason: "KillContainerError", Message: err.Error()}
 				continue
 			}
@@ -158,12 +165,28 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	}
 	// On every sync, not only when starting: a leftover may need no start to be noticed.
 	defer m.pruneDeadContainers(ctx, status)
-	if len(actions.ContainersToStart) == 0 {
+	if len(actions.InitContainersToStart) == 0 && len(actions.ContainersToStart) == 0 {
 		return result
 	}
 	sandboxConfig := m.sandboxConfig(pod, actions.Attempt)
 
-	// 3. Start containers, each behind its crash-loop backoff.
+	// 3. Init containers, in order: the next one to run, and sidecars to (re)start. A regular
+	// init container that cannot start stops this sync (the next one must wait for it); a
+	// sidecar that cannot start does not.
+	for _, i := range actions.InitContainersToStart {
+		c := &pod.Spec.InitContainers[i]
+		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig, podIP); err != nil {
+			result.ContainerErrors[c.Name] = *err
+			logger.V(2).Info("Init container not started", "container", c.Name, "reason", err.Reason, "message", err.Message)
+			if !isSidecar(c) {
+				return result
+			}
+			continue
+		}
+		result.Changed = true
+	}
+
+	// 4. Regular containers, each behind its crash-loop backoff.
 	for _, i := range actions.ContainersToStart {
 		c := &pod.Spec.Containers[i]
 		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig, podIP); err != nil {
@@ -176,21 +199,30 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	return result
 }
 
-// KillPod stops every running container of the pod (within gracePeriod seconds, in parallel) and
-// then its sandboxes. Stopping what is already gone is not an error (CRI: NotFound is success).
-func (m *Manager) KillPod(ctx context.Context, status *kubecontainer.PodStatus, gracePeriod int64) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, len(status.Containers))
-	pod := journal.PodRef{Namespace: status.Namespace, Name: status.Name, UID: string(status.ID)}
+// KillPod stops every running container of the pod within gracePeriod seconds, then its
+// sandboxes. Regular containers stop together; with pod (nil: no order, as housekeeping of a
+// pod the kubelet no longer knows), sidecars wait for them and stop last, in reverse order
+// (termination_order.go). Stopping what is already gone is not an error (CRI: NotFound is
+// success).
+func (m *Manager) KillPod(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus, gracePeriod int64) error {
+	ref := journal.PodRef{Namespace: status.Namespace, Name: status.Name, UID: string(status.ID)}
+	var running []*kubecontainer.ContainerStatus
 	for _, c := range status.Containers {
-		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-			continue
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			running = append(running, c)
 		}
+	}
+	order := terminationOrder(pod, running)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(running))
+	for _, c := range running {
 		wg.Add(1)
-		go func(id, name string) {
+		go func() {
 			defer wg.Done()
-			errs <- m.stopContainer(ctx, pod, id, name, gracePeriod)
-		}(c.ID, c.Name)
+			defer order.stopped(c.Name)
+			waited := order.waitForTurn(ctx, m.clock, c.Name, gracePeriod)
+			errs <- m.stopContainer(ctx, ref, c.ID, c.Name, remainingGrace(gracePeriod, waited))
+		}()
 	}
 	wg.Wait()
 	close(errs)
@@ -204,7 +236,7 @@ func (m *Manager) KillPod(ctx context.Context, status *kubecontainer.PodStatus, 
 		}
 		start := m.clock.Now()
 		_, err := m.runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.GetId()})
-		m.noteCRI("StopPodSandbox", pod, start, err, "id", s.GetId())
+		m.noteCRI("StopPodSandbox", ref, start, err, "id", s.GetId())
 		if err != nil && !isNotFound(err) {
 			all = append(all, fmt.Errorf("stop sandbox %s: %w", s.GetId(), err))
 		}

@@ -124,7 +124,7 @@ func TestSyncPodRunsAndKillsAPod(t *testing.T) {
 		t.Fatalf("GetPods = %+v, %v", pods, err)
 	}
 
-	if err := m.KillPod(ctx, st, 0); err != nil {
+	if err := m.KillPod(ctx, nil, st, 0); err != nil {
 		t.Fatal(err)
 	}
 	st = podStatus(t, ctx, m, pod)
@@ -132,7 +132,7 @@ func TestSyncPodRunsAndKillsAPod(t *testing.T) {
 		t.Errorf("after KillPod: sandbox %s, container %s", st.Sandboxes[0].GetState(), st.FindContainer("app").State)
 	}
 	// Killing again is fine: stopping what is stopped is success.
-	if err := m.KillPod(ctx, st, 0); err != nil {
+	if err := m.KillPod(ctx, nil, st, 0); err != nil {
 		t.Errorf("second KillPod: %v", err)
 	}
 	all, _ := m.GetPods(ctx, true)
@@ -275,7 +275,7 @@ func TestJournalRecordsCRICalls(t *testing.T) {
 	if err := m.SyncPod(ctx, pod, podStatus(t, ctx, m, pod)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.KillPod(ctx, podStatus(t, ctx, m, pod), 0); err != nil {
+	if err := m.KillPod(ctx, nil, podStatus(t, ctx, m, pod), 0); err != nil {
 		t.Fatal(err)
 	}
 	pods, err := m.GetPods(ctx, true)
