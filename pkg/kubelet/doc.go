@@ -21,6 +21,8 @@
 //	fake-runtime         the built-in CRI runtime, unless --container-runtime-endpoint
 //	cri                  the CRI gRPC connection
 //	pod-lifecycle        secret managers, kuberuntime, pod cache, PLEG, status manager, pod sources (made, not started)
+//	serving-certificate  serverTLSBootstrap
+//	kubelet-api          HTTPS :10250 with authn/authz
 //	node-registration    the Node object (retries until it exists)
 //	lease                the Lease heartbeat, every nodeLeaseDurationSeconds/4
 //	lease-keeper         --debug-keepalive: a child renews the Lease while a debugger holds us
@@ -29,8 +31,6 @@
 //	pleg                 relist every second into the pod cache
 //	status-manager       pods/status PATCHes
 //	pod-sources          the API server's pods for this node, static manifests
-//	serving-certificate  serverTLSBootstrap
-//	kubelet-api          HTTPS :10250 with authn/authz
 //	syncloop             the main loop
 //
 // # The syncLoop (syncloop.go)

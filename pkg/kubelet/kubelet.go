@@ -94,6 +94,8 @@ func (k *Kubelet) startOrder() []step {
 		{"fake-runtime", k.startFakeRuntime},               // the built-in CRI runtime, unless --container-runtime-endpoint
 		{"cri", k.dialRuntime},                             // the CRI gRPC connection to the runtime
 		{"pod-lifecycle", k.makePodLifecycle},              // secret managers, kuberuntime, pod cache, PLEG, status manager, pod sources
+		{"serving-certificate", k.startServingCertificate}, // serverTLSBootstrap: the kubelet API's certificate from a CSR
+		{"kubelet-api", k.startServer},                     // HTTPS :10250 with authn/authz: exec, logs, /pods, /metrics
 		{"node-registration", k.registerNode},              // the Node object (retries until it exists)
 		{"lease", k.startLease},                            // the Lease heartbeat, renewed every nodeLeaseDurationSeconds/4
 		{"lease-keeper", k.startLeaseKeeper},               // --debug-keepalive: a child renews the Lease while a debugger holds us
@@ -102,8 +104,6 @@ func (k *Kubelet) startOrder() []step {
 		{"pleg", k.startPLEG},                              // relist the runtime every second into the pod cache
 		{"status-manager", k.startStatusManager},           // pods/status PATCHes
 		{"pod-sources", k.startPodSources},                 // pods with spec.nodeName = us, and static manifests
-		{"serving-certificate", k.startServingCertificate}, // serverTLSBootstrap: the kubelet API's certificate from a CSR
-		{"kubelet-api", k.startServer},                     // HTTPS :10250 with authn/authz: exec, logs, /pods, /metrics
 		{"syncloop", k.startSyncLoop},                      // the main loop: everything above meets here
 	}
 }

@@ -79,7 +79,7 @@ func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statu
 	if st.Phase == old.Phase { // the reason and message go with the phase (e.g. DeadlineExceeded)
 		st.Reason, st.Message = old.Reason, old.Message
 	}
-	st.Conditions = podConditions(pod, &st, kuberuntime.SandboxReady(pod, rs), in.now)
+	st.Conditions = podConditions(pod, &st, kuberuntime.SandboxReady(pod, rs))
 	return st
 }
 
@@ -88,7 +88,7 @@ func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statu
 // containers exist, is taken to have completed.
 func initContainerStatus(pod *corev1.Pod, c *corev1.Container, rs *kubecontainer.PodStatus, in statusInputs, waiting string) corev1.ContainerStatus {
 	inst := rs.FindContainer(c.Name)
-	if inst == nil && !kuberuntime.IsSidecar(c) && kuberuntime.AnyRegularContainerCreated(pod, rs) {
+	if inst == nil && !kubecontainer.IsRestartableInitContainer(c) && kuberuntime.AnyRegularContainerCreated(pod, rs) {
 		return corev1.ContainerStatus{Name: c.Name, Image: c.Image, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			Reason: "Completed", ExitCode: 0,
 			Message: "Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally"}}}
@@ -179,7 +179,7 @@ func noProbes(pod *corev1.Pod, st *corev1.PodStatus) {
 	for i := range st.InitContainerStatuses {
 		cs := &st.InitContainerStatuses[i]
 		cs.Started = ptr.To(cs.State.Running != nil)
-		if kuberuntime.IsSidecar(&pod.Spec.InitContainers[i]) {
+		if kubecontainer.IsRestartableInitContainer(&pod.Spec.InitContainers[i]) {
 			cs.Ready = cs.State.Running != nil
 		} else {
 			cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0

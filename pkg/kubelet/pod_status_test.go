@@ -108,21 +108,14 @@ func TestGenerateAPIPodStatus(t *testing.T) {
 	}
 }
 
-// A terminal phase is final, and an unchanged condition keeps its transition time.
-func TestAPIStatusKeepsTerminalPhaseAndTransitionTimes(t *testing.T) {
+// A terminal phase is final. (Transition times are the status manager's: prepareStatus.)
+func TestAPIStatusKeepsTerminalPhase(t *testing.T) {
 	pod := apiPod(corev1.RestartPolicyNever)
 	pod.Status.Phase = corev1.PodSucceeded
-	earlier := metav1.Time{Time: now.Add(-time.Hour)}
-	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: earlier}}
 	rs := &kubecontainer.PodStatus{ID: "u1"}
 	st := generateAPIPodStatus(pod, rs, statusInputs{nodeIP: "127.0.0.1", now: now})
 	if st.Phase != corev1.PodSucceeded {
 		t.Errorf("phase = %s, want it to stay Succeeded", st.Phase)
-	}
-	for _, c := range st.Conditions {
-		if c.Type == corev1.PodScheduled && !c.LastTransitionTime.Equal(&earlier) {
-			t.Errorf("PodScheduled transition time moved to %s", c.LastTransitionTime)
-		}
 	}
 }
 

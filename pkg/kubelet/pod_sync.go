@@ -15,6 +15,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/podmanager"
 	"github.com/minikubelet/minikubelet/pkg/podsource"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/statusmanager"
 )
 
 // The pod workers' three sync functions (upstream: pkg/kubelet/kubelet.go SyncPod,
@@ -108,61 +109,21 @@ func (p *pods) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rs *kubec
 }
 
 // terminalStatus gives a stopped pod its final phase, as the kubelet does since v1.27 (upstream:
-// status_manager.go TerminatePod and getPhase for a terminal pod): a pod stopped before it ran
-// (Pending) is Failed; otherwise Succeeded when every regular container exited 0, else Failed.
-// Containers that never reported an end become terminated (ContainerStatusUnknown, 137): every
-// regular one once the pod was initialized, and the init containers up to the last one that
-// started; sidecars do not decide the phase.
+// getPhase for a terminal pod, then status_manager.go TerminatePod): Succeeded when every regular
+// container exited 0, else Failed (sidecars do not count); a pod stopped before it ran (Pending)
+// is Failed. Containers that never reported an end become terminated (statusmanager.TerminatedStatus).
 func terminalStatus(pod *corev1.Pod, st corev1.PodStatus) corev1.PodStatus {
-	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
-		return st
-	}
-	unknownEnd := func(cs *corev1.ContainerStatus) {
-		if cs.State.Terminated != nil {
-			return
-		}
-		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: 137, Reason: "ContainerStatusUnknown", Message: "The container could not be located when the pod was terminated"}}
-		if cs.LastTerminationState.Terminated != nil {
-			cs.State = cs.LastTerminationState
-		}
-	}
-	failed := st.Phase == corev1.PodPending
-	initialized := len(pod.Spec.InitContainers) == 0
-	for _, c := range st.Conditions {
-		initialized = initialized || (c.Type == corev1.PodInitialized && c.Status == corev1.ConditionTrue)
-	}
-	for i := range st.ContainerStatuses {
-		cs := &st.ContainerStatuses[i]
-		if initialized {
-			unknownEnd(cs)
-		}
-		cs.Ready = false
-		if t := cs.State.Terminated; t == nil || t.ExitCode != 0 {
-			failed = true
+	if st.Phase == corev1.PodRunning {
+		st.Phase = corev1.PodSucceeded
+		for _, cs := range st.ContainerStatuses {
+			end := cs.State.Terminated
+			if end == nil {
+				end = cs.LastTerminationState.Terminated
+			}
+			if end == nil || end.ExitCode != 0 {
+				st.Phase = corev1.PodFailed
+			}
 		}
 	}
-	lastStarted := -1
-	for i, cs := range st.InitContainerStatuses {
-		if cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil {
-			lastStarted = i
-		}
-	}
-	for i := range st.InitContainerStatuses {
-		if i <= lastStarted {
-			unknownEnd(&st.InitContainerStatuses[i])
-		}
-		st.InitContainerStatuses[i].Ready = false
-	}
-	reason := reasonPodCompleted
-	st.Phase = corev1.PodSucceeded
-	if failed {
-		st.Phase, reason = corev1.PodFailed, reasonPodFailed
-	}
-	for i := range st.Conditions {
-		if t := st.Conditions[i].Type; t == corev1.PodReady || t == corev1.ContainersReady {
-			st.Conditions[i].Status, st.Conditions[i].Reason, st.Conditions[i].Message = corev1.ConditionFalse, reason, ""
-		}
-	}
-	return st
+	return statusmanager.TerminatedStatus(pod, st)
 }

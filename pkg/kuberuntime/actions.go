@@ -182,7 +182,7 @@ func computeInitContainerActions(pod *corev1.Pod, status *kubecontainer.PodStatu
 	restartOnFailure := pod.Spec.RestartPolicy != corev1.RestartPolicyNever
 	for i := len(inits) - 1; i >= 0; i-- {
 		c := &inits[i]
-		sidecar := isSidecar(c)
+		sidecar := kubecontainer.IsRestartableInitContainer(c)
 		cs := status.FindContainer(c.Name)
 		if cs == nil {
 			// Once initialized, a sidecar whose instance is gone is started again.
@@ -317,7 +317,7 @@ func shouldRestart(pod *corev1.Pod, c *corev1.Container, cs *kubecontainer.Conta
 	if cs.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return false
 	}
-	if isSidecar(c) {
+	if kubecontainer.IsRestartableInitContainer(c) {
 		return true
 	}
 	switch pod.Spec.RestartPolicy {
@@ -329,14 +329,6 @@ func shouldRestart(pod *corev1.Pod, c *corev1.Container, cs *kubecontainer.Conta
 		return true
 	}
 }
-
-// isSidecar reports whether c is a restartable init container (restartPolicy: Always, KEP-753).
-func isSidecar(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-}
-
-// IsSidecar is isSidecar for the kubelet's status code.
-func IsSidecar(c *corev1.Container) bool { return isSidecar(c) }
 
 func succeeded(cs *kubecontainer.ContainerStatus) bool {
 	return cs != nil && cs.State == runtimeapi.ContainerState_CONTAINER_EXITED && cs.ExitCode == 0

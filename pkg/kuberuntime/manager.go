@@ -178,7 +178,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig, podIP); err != nil {
 			result.ContainerErrors[c.Name] = *err
 			logger.V(2).Info("Init container not started", "container", c.Name, "reason", err.Reason, "message", err.Message)
-			if !isSidecar(c) {
+			if !kubecontainer.IsRestartableInitContainer(c) {
 				return result
 			}
 			continue

@@ -42,7 +42,7 @@ func terminationOrder(pod *corev1.Pod, running []*kubecontainer.ContainerStatus)
 	later := "" // the next sidecar in spec order, which stops before this one
 	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
 		c := &pod.Spec.InitContainers[i]
-		if !isSidecar(c) {
+		if !kubecontainer.IsRestartableInitContainer(c) {
 			continue
 		}
 		o.prereqs[c.Name] = append([]string(nil), regular...)

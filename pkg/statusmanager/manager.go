@@ -138,10 +138,37 @@ func (m *Manager) SetPodStatus(pod *corev1.Pod, status corev1.PodStatus) {
 	m.updateLocked(pod, status, pod.DeletionTimestamp != nil)
 }
 
-// SetContainerReadiness sets the ready flag of the container with this ID (as in
+// SetContainerReadiness sets the ready flag of the container (or sidecar) with this ID (as in
 // containerStatuses[].containerID, "<runtime>://<id>") and recomputes the ContainersReady and
-// Ready conditions. Unknown pods and containers, and unchanged readiness, are ignored.
+// Ready conditions: the readiness probe's way into the status (upstream SetContainerReadiness).
+// Unknown pods and containers, and unchanged readiness, are ignored.
 func (m *Manager) SetContainerReadiness(podUID types.UID, containerID string, ready bool) {
+	m.setContainer(podUID, containerID, func(pod *corev1.Pod, status *corev1.PodStatus, cs *corev1.ContainerStatus) bool {
+		if cs.Ready == ready {
+			return false
+		}
+		cs.Ready = ready
+		status.Conditions = setCondition(status.Conditions, PodReadyCondition(pod, status))
+		status.Conditions = setCondition(status.Conditions, ContainersReadyCondition(pod, status))
+		return true
+	})
+}
+
+// SetContainerStartup sets the started flag of the container with this ID: the startup probe's
+// way into the status (upstream SetContainerStartup).
+func (m *Manager) SetContainerStartup(podUID types.UID, containerID string, started bool) {
+	m.setContainer(podUID, containerID, func(_ *corev1.Pod, _ *corev1.PodStatus, cs *corev1.ContainerStatus) bool {
+		if cs.Started != nil && *cs.Started == started {
+			return false
+		}
+		cs.Started = &started
+		return true
+	})
+}
+
+// setContainer applies change to a copy of the cached status of the container with containerID
+// (regular or init) and stores it when change reports a change.
+func (m *Manager) setContainer(podUID types.UID, containerID string, change func(*corev1.Pod, *corev1.PodStatus, *corev1.ContainerStatus) bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.statuses[podUID]
@@ -149,20 +176,20 @@ func (m *Manager) SetContainerReadiness(podUID types.UID, containerID string, re
 		return
 	}
 	status := *e.status.DeepCopy()
-	i := slices.IndexFunc(status.ContainerStatuses, func(c corev1.ContainerStatus) bool { return c.ContainerID == containerID })
-	if i < 0 || status.ContainerStatuses[i].Ready == ready {
-		return
+	for _, list := range [][]corev1.ContainerStatus{status.ContainerStatuses, status.InitContainerStatuses} {
+		if i := slices.IndexFunc(list, func(c corev1.ContainerStatus) bool { return c.ContainerID == containerID }); i >= 0 {
+			if change(e.pod, &status, &list[i]) {
+				m.updateLocked(e.pod, status, false)
+			}
+			return
+		}
 	}
-	status.ContainerStatuses[i].Ready = ready
-	containersReady, podReady := readinessConditions(status.ContainerStatuses)
-	status.Conditions = setCondition(status.Conditions, containersReady)
-	status.Conditions = setCondition(status.Conditions, podReady)
-	m.updateLocked(e.pod, status, false)
 }
 
-// TerminatePod marks every container of pod that is not terminated as terminated with an unknown
-// status and moves the pod to a terminal phase, then triggers a sync. The pod workers call it
-// when they are done with a pod, so its status never claims a container still runs.
+// TerminatePod marks every container of pod that never reported an end as terminated with an
+// unknown status and moves the pod to a terminal phase (TerminatedStatus), then triggers a
+// sync. The pod workers call it when they are done with a pod, so its status never claims a
+// container still runs.
 func (m *Manager) TerminatePod(pod *corev1.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -170,7 +197,7 @@ func (m *Manager) TerminatePod(pod *corev1.Pod) {
 	if e, ok := m.statuses[pod.UID]; ok {
 		base = e.status
 	}
-	m.updateLocked(pod, terminatedStatus(base), true)
+	m.updateLocked(pod, TerminatedStatus(pod, base), true)
 }
 
 // RemoveOrphanedStatuses drops the cached statuses of pods not in podUIDs (the pods the kubelet

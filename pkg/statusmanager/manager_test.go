@@ -415,6 +415,7 @@ func TestTerminatePod(t *testing.T) {
 func TestSetContainerReadiness(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	pod := testPod("uid-1")
+	pod.Spec.Containers = []corev1.Container{{Name: "a"}, {Name: "b"}}
 	m, _, _ := newTestManager(t, Config{Clock: clk}, pod)
 	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running("a", "fake://a", false), running("b", "fake://b", false)}})
 
@@ -454,6 +455,28 @@ func TestSetContainerReadiness(t *testing.T) {
 	m.SetContainerReadiness("no-such-pod", "fake://a", true)
 	if m.Len() != 1 {
 		t.Errorf("readiness of an unknown pod created an entry")
+	}
+}
+
+// Upstream SetContainerStartup: the startup probe's success sets the container's started flag,
+// init containers (sidecars) included; the same value again makes no new version.
+func TestSetContainerStartup(t *testing.T) {
+	pod := testPod("uid-1")
+	m, _, _ := newTestManager(t, Config{}, pod)
+	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodPending,
+		InitContainerStatuses: []corev1.ContainerStatus{running("side", "fake://s", false)},
+		ContainerStatuses:     []corev1.ContainerStatus{running("a", "fake://a", false)}})
+	m.SetContainerStartup(pod.UID, "fake://s", true)
+	got, _ := m.GetPodStatus(pod.UID)
+	if s := got.InitContainerStatuses[0].Started; s == nil || !*s {
+		t.Errorf("sidecar started = %v, want true", s)
+	}
+	if v := m.statuses[pod.UID].version; v != 2 {
+		t.Errorf("version = %d, want 2", v)
+	}
+	m.SetContainerStartup(pod.UID, "fake://s", true)
+	if v := m.statuses[pod.UID].version; v != 2 {
+		t.Errorf("unchanged startup made version %d", v)
 	}
 }
 

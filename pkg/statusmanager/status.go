@@ -19,10 +19,6 @@ const (
 	messageStatusUnknown = "The container could not be located when the pod was terminated"
 	// exitCodeUnknown is 128+SIGKILL: what upstream reports for a container it cannot find.
 	exitCodeUnknown = 137
-
-	// Upstream pkg/kubelet/status/generate.go.
-	reasonContainersNotReady = "ContainersNotReady"
-	reasonPodCompleted       = "PodCompleted"
 )
 
 // prepareStatus turns a status the kubelet computed into the one to cache, given the status it
@@ -138,62 +134,6 @@ func statusPatch(uid types.UID, old, new corev1.PodStatus) ([]byte, error) {
 		return nil, fmt.Errorf("compute the status patch: %w", err)
 	}
 	return patch, nil
-}
-
-// terminatedStatus returns status at the end of the pod's life: every container status that is
-// not terminated becomes terminated with reason ContainerStatusUnknown and exit code 137 (we do
-// not know how it ended, so it must not look successful), and the phase becomes Failed unless it
-// is already Succeeded or Failed; ContainersReady and Ready become False. Upstream: TerminatePod.
-func terminatedStatus(status corev1.PodStatus) corev1.PodStatus {
-	status = *status.DeepCopy()
-	for _, list := range [][]corev1.ContainerStatus{status.InitContainerStatuses, status.ContainerStatuses} {
-		for i := range list {
-			if list[i].State.Terminated != nil {
-				continue
-			}
-			list[i].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				Reason:   reasonStatusUnknown,
-				Message:  messageStatusUnknown,
-				ExitCode: exitCodeUnknown,
-			}}
-			list[i].Ready = false
-		}
-	}
-	if status.Phase != corev1.PodSucceeded {
-		status.Phase = corev1.PodFailed
-	}
-	// A terminal pod is never ready (upstream mergePodStatus, https://issues.k8s.io/108594).
-	for _, t := range []corev1.PodConditionType{corev1.ContainersReady, corev1.PodReady} {
-		status.Conditions = setCondition(status.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reasonPodCompleted})
-	}
-	return status
-}
-
-// readinessConditions computes the ContainersReady and Ready conditions from the container
-// statuses: both are True only when there is at least one container and every container is
-// ready; Ready follows ContainersReady (no readiness gates). Transition times are left to
-// prepareStatus. Upstream: GenerateContainersReadyCondition, GeneratePodReadyCondition.
-func readinessConditions(containers []corev1.ContainerStatus) (containersReady, ready corev1.PodCondition) {
-	var unready []string
-	for _, c := range containers {
-		if !c.Ready {
-			unready = append(unready, c.Name)
-		}
-	}
-	containersReady = corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}
-	switch {
-	case len(containers) == 0:
-		containersReady.Status = corev1.ConditionFalse
-		containersReady.Reason = reasonContainersNotReady
-		containersReady.Message = "the pod has no container statuses"
-	case len(unready) > 0:
-		containersReady.Status = corev1.ConditionFalse
-		containersReady.Reason = reasonContainersNotReady
-		containersReady.Message = fmt.Sprintf("containers with unready status: %v", unready)
-	}
-	ready = containersReady
-	ready.Type = corev1.PodReady
-	return containersReady, ready
 }
 
 // setCondition replaces the condition of c's type in conditions, or appends c.

@@ -184,7 +184,10 @@ func TestTerminatedStatus(t *testing.T) {
 				InitContainerStatuses: []corev1.ContainerStatus{terminated("init", 0)},
 				ContainerStatuses:     []corev1.ContainerStatus{running("a", "fake://a", true), waiting("b"), terminated("c", 0)},
 			}
-			got := terminatedStatus(in)
+			pod := testPod("uid-1")
+			pod.Spec.InitContainers = []corev1.Container{{Name: "init"}}
+			pod.Spec.Containers = []corev1.Container{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+			got := TerminatedStatus(pod, in)
 			if got.Phase != tc.wantPhase {
 				t.Errorf("phase = %s, want %s", got.Phase, tc.wantPhase)
 			}
@@ -201,15 +204,17 @@ func TestTerminatedStatus(t *testing.T) {
 				t.Errorf("Ready = %+v, want False for a terminal pod", c)
 			}
 			if in.ContainerStatuses[0].State.Running == nil {
-				t.Error("terminatedStatus changed its input")
+				t.Error("TerminatedStatus changed its input")
 			}
 		})
 	}
 }
 
 // Upstream GenerateContainersReadyCondition / GeneratePodReadyCondition: Ready needs every
-// container ready.
+// container and sidecar ready; containers without a status are named as unknown.
 func TestReadinessConditions(t *testing.T) {
+	pod := testPod("uid-1")
+	pod.Spec.Containers = []corev1.Container{{Name: "a"}, {Name: "b"}}
 	tests := []struct {
 		name       string
 		containers []corev1.ContainerStatus
@@ -218,11 +223,12 @@ func TestReadinessConditions(t *testing.T) {
 	}{
 		{"all ready", []corev1.ContainerStatus{running("a", "1", true), running("b", "2", true)}, corev1.ConditionTrue, ""},
 		{"one unready", []corev1.ContainerStatus{running("a", "1", true), running("b", "2", false)}, corev1.ConditionFalse, "containers with unready status: [b]"},
-		{"no containers", nil, corev1.ConditionFalse, "the pod has no container statuses"},
+		{"no statuses", nil, corev1.ConditionFalse, "containers with unknown status: [a b]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cr, ready := readinessConditions(tc.containers)
+			st := &corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: tc.containers}
+			cr, ready := ContainersReadyCondition(pod, st), PodReadyCondition(pod, st)
 			if cr.Type != corev1.ContainersReady || ready.Type != corev1.PodReady {
 				t.Errorf("types = %s, %s", cr.Type, ready.Type)
 			}
