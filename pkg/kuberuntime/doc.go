@@ -6,8 +6,11 @@
 // mirrors:
 //
 //   - manager.go: Config, New, SyncPod, KillPod, RemovePod (kuberuntime_manager.go);
-//   - actions.go: computePodActions, shouldRestart (kuberuntime_manager.go computePodActions;
-//     pkg/kubelet/container/helpers.go ShouldContainerBeRestarted);
+//   - actions.go: computePodActions, computeInitContainerActions, shouldRestart
+//     (kuberuntime_manager.go computePodActions; kuberuntime_container.go
+//     computeInitContainerActions; pkg/kubelet/container/helpers.go ShouldContainerBeRestarted);
+//   - termination_order.go: sidecars stop after the app, in reverse order
+//     (kuberuntime_termination_order.go);
 //   - container.go: startContainer with its crash-loop back-off, stopContainer
 //     (kuberuntime_container.go startContainer, killContainer);
 //   - image.go: ensureImage (kuberuntime_image.go; pkg/kubelet/images/image_manager.go);
@@ -22,11 +25,17 @@
 //
 // One SyncPod is:
 //
-//	computePodActions(pod, runtime status)       ← pure, table-tested
-//	  new sandbox? (none, died, >1 ready, network mode changed, no IP)
-//	  containers to start (never ran, or exited and restartPolicy says so)
-//	  containers to kill (spec hash changed, not in spec)
-//	KillPod / stop containers → RunPodSandbox → for each container to start:
+//	computePodActions(pod, runtime status, probe results)   ← pure, table-tested
+//	  new sandbox? (none, died, >1 ready, network mode changed, no IP) → only the first init
+//	    container (or, without init containers, every container)
+//	  init containers, last first: the next one to run; a failed one again (restartPolicy
+//	    Never: kill the pod); sidecars (restartPolicy: Always) in order, the next waiting for
+//	    the previous one's startup probe, restarted when they exit
+//	  once initialized: containers to start (never ran, or exited and restartPolicy says so)
+//	  containers to kill (spec hash changed, liveness or startup probe failed, not in spec);
+//	    nothing left to run → kill the pod (sidecars do not keep it alive)
+//	KillPod / stop containers → RunPodSandbox → init containers to start, in order (a regular
+//	  one that cannot start ends the sync) → for each container to start:
 //	  crash-loop backoff (10 s doubling to 300 s) → image (imagePullPolicy, pull backoff)
 //	  → CreateContainer (labels io.kubernetes.*, hash and restart count annotations,
 //	    log <pod-logs-dir>/<ns>_<name>_<uid>/<container>/<restart>.log) → StartContainer
@@ -35,5 +44,9 @@
 // what is running. Stopping or removing what is already gone is success, as CRI says (containerd
 // 1.6 answers NotFound for an ID it does not know; 1.7+ answers OK). A host-network sandbox gets
 // no hostname: it shares the node's UTS namespace, where runc cannot set one.
-// Simplified: no init or sidecar containers, probes, resize, or env from Secrets/ConfigMaps yet.
+// KillPod stops regular containers together, then sidecars in reverse order, each waiting at
+// most the grace period (upstream terminationOrdering).
+//
+// Simplified: no ephemeral containers, no in-place resize, no container-level restart rules
+// (restartPolicyRules); a regular container's own restartPolicy is not read (only sidecars').
 package kuberuntime

@@ -54,21 +54,21 @@ func (r *Runtime) Snapshot() State {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := State{Sandboxes: []SandboxState{}, Containers: []ContainerState{}, Images: []string{}}
-	for _, s := range r.sandboxesLocked() {
+	for _, s := range sorted(r.sandboxes) {
 		ss := SandboxState{ID: s.id, Name: s.config.GetMetadata().GetName(), Namespace: s.config.GetMetadata().GetNamespace(), State: s.state.String()}
 		if s.ip.IsValid() {
 			ss.IP = s.ip.String()
 		}
 		st.Sandboxes = append(st.Sandboxes, ss)
 	}
-	for _, c := range r.containersLocked() {
+	for _, c := range sorted(r.containers) {
 		st.Containers = append(st.Containers, ContainerState{
 			ID: c.id, SandboxID: c.sandboxID, Name: c.config.GetMetadata().GetName(),
 			Attempt: c.config.GetMetadata().GetAttempt(), State: c.state.String(), ExitCode: c.exitCode,
 		})
 	}
-	for _, img := range sortedValues(r.images, func(i *image) uint64 { return i.seq }) {
-		st.Images = append(st.Images, append(append([]string{}, img.tags...), img.digests...)...)
+	for _, img := range sorted(r.images) {
+		st.Images = append(append(st.Images, img.tags...), img.digests...)
 	}
 	return st
 }
@@ -173,10 +173,7 @@ func (c *AdminClient) State(ctx context.Context) (State, error) {
 func (c *AdminClient) call(ctx context.Context, method, path string, body, out any) error {
 	var reader io.Reader
 	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("encode admin request %s: %w", path, err)
-		}
+		data, _ := json.Marshal(body) // FaultArgs always encodes
 		reader = bytes.NewReader(data)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, "http://fake-runtime"+path, reader)
@@ -191,18 +188,18 @@ func (c *AdminClient) call(ctx context.Context, method, path string, body, out a
 	defer func() { _ = resp.Body.Close() }()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return fmt.Errorf("read admin answer to %s %s: %w", req.Method, req.URL.Path, err)
+		return fmt.Errorf("read admin answer to %s %s: %w", method, path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var ae adminError
 		if json.Unmarshal(answer, &ae) != nil || ae.Error == "" {
 			ae.Error = string(answer)
 		}
-		return fmt.Errorf("fake runtime admin %s %s: %s (HTTP %d)", req.Method, req.URL.Path, ae.Error, resp.StatusCode)
+		return fmt.Errorf("fake runtime admin %s %s: %s (HTTP %d)", method, path, ae.Error, resp.StatusCode)
 	}
 	if out != nil {
 		if err := json.Unmarshal(answer, out); err != nil {
-			return fmt.Errorf("decode admin answer to %s %s: %w", req.Method, req.URL.Path, err)
+			return fmt.Errorf("decode admin answer to %s %s: %w", method, path, err)
 		}
 	}
 	return nil

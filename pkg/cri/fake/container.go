@@ -2,9 +2,8 @@ package fake
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -43,57 +42,43 @@ type container struct {
 	pc      int         // index of the next step to run
 	timer   clock.Timer // pending sleep, nil if none
 
-	// exited is made when the container starts and closed when its process exits: exec sessions
-	// end then.
-	exited chan struct{}
-	// attached are the attach sessions that receive what the program writes from now on; each
-	// channel is closed when the process exits.
+	// exited and attached are made when the container starts. exited is closed when its process
+	// exits, which ends exec sessions; attached are the attach sessions that receive what the
+	// program writes from now on, and each of their channels is closed then too.
+	exited   chan struct{}
 	attached map[chan output]struct{}
 }
-
-func (c *container) nameKey() string { return containerNameKey(c.config.GetMetadata()) }
 
 func containerNameKey(m *runtimeapi.ContainerMetadata) string {
 	return fmt.Sprintf("%s_%d", m.GetName(), m.GetAttempt())
 }
 
 func (c *container) toContainer() *runtimeapi.Container {
-	return &runtimeapi.Container{
-		Id:           c.id,
-		PodSandboxId: c.sandboxID,
-		Metadata:     proto.Clone(c.config.GetMetadata()).(*runtimeapi.ContainerMetadata),
-		Image:        proto.Clone(c.config.GetImage()).(*runtimeapi.ImageSpec),
-		ImageRef:     c.image.ref(),
-		ImageId:      c.image.id,
-		State:        c.state,
-		CreatedAt:    c.createdAt.UnixNano(),
-		Labels:       maps.Clone(c.config.GetLabels()),
-		Annotations:  maps.Clone(c.config.GetAnnotations()),
-	}
+	st := c.toStatus()
+	return &runtimeapi.Container{Id: st.Id, PodSandboxId: c.sandboxID, Metadata: st.Metadata, Image: st.Image, ImageRef: st.ImageRef,
+		ImageId: st.ImageId, State: st.State, CreatedAt: st.CreatedAt, Labels: st.Labels, Annotations: st.Annotations}
 }
 
+// toStatus is what ContainerStatus reports. It is built from our state and cloned once, so the
+// caller may keep it.
 func (c *container) toStatus() *runtimeapi.ContainerStatus {
 	st := &runtimeapi.ContainerStatus{
 		Id:          c.id,
-		Metadata:    proto.Clone(c.config.GetMetadata()).(*runtimeapi.ContainerMetadata),
+		Metadata:    c.config.GetMetadata(),
 		State:       c.state,
 		CreatedAt:   c.createdAt.UnixNano(),
 		ExitCode:    c.exitCode,
-		Image:       proto.Clone(c.config.GetImage()).(*runtimeapi.ImageSpec),
+		Image:       c.config.GetImage(),
 		ImageRef:    c.image.ref(),
 		ImageId:     c.image.id,
 		Reason:      c.reason,
 		Message:     c.message,
-		Labels:      maps.Clone(c.config.GetLabels()),
-		Annotations: maps.Clone(c.config.GetAnnotations()),
+		Labels:      c.config.GetLabels(),
+		Annotations: c.config.GetAnnotations(),
+		Mounts:      c.config.GetMounts(),
 		LogPath:     c.logPath,
+		Resources:   c.resources,
 		StopSignal:  c.config.GetStopSignal(),
-	}
-	for _, m := range c.config.GetMounts() {
-		st.Mounts = append(st.Mounts, proto.Clone(m).(*runtimeapi.Mount))
-	}
-	if c.resources != nil {
-		st.Resources = proto.Clone(c.resources).(*runtimeapi.ContainerResources)
 	}
 	if !c.startedAt.IsZero() {
 		st.StartedAt = c.startedAt.UnixNano()
@@ -101,15 +86,13 @@ func (c *container) toStatus() *runtimeapi.ContainerStatus {
 	if !c.finished.IsZero() {
 		st.FinishedAt = c.finished.UnixNano()
 	}
-	return st
+	return proto.Clone(st).(*runtimeapi.ContainerStatus)
 }
 
 // CreateContainer creates a CREATED container in a READY sandbox from a pulled image.
 func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
 	cfg := req.GetConfig()
 	switch {
-	case req.GetPodSandboxId() == "":
-		return nil, status.Error(codes.InvalidArgument, "pod_sandbox_id is required")
 	case cfg.GetMetadata() == nil:
 		return nil, status.Error(codes.InvalidArgument, "container config and its metadata are required")
 	case cfg.GetMetadata().GetName() == "":
@@ -132,7 +115,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 	}
 	key := containerNameKey(cfg.GetMetadata())
 	for _, c := range r.containers {
-		if c.sandboxID == s.id && c.nameKey() == key {
+		if c.sandboxID == s.id && containerNameKey(c.config.GetMetadata()) == key {
 			return nil, status.Errorf(codes.AlreadyExists, "container name %q is reserved for %q in pod sandbox %q: remove it first", key, c.id, s.id)
 		}
 	}
@@ -149,14 +132,14 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 		logPath:   logPath,
 		state:     runtimeapi.ContainerState_CONTAINER_CREATED,
 		createdAt: r.clock.Now(),
-		program:   parseProgram(append(append([]string{}, cfg.GetCommand()...), cfg.GetArgs()...), unknownRunsForever),
+		program:   parseProgram(slices.Concat(cfg.GetCommand(), cfg.GetArgs()), unknownRunsForever),
 	}
 	if res := cfg.GetLinux().GetResources(); res != nil {
 		c.resources = &runtimeapi.ContainerResources{Linux: proto.Clone(res).(*runtimeapi.LinuxContainerResources)}
 	}
 	r.containers[c.id] = c
 	klog.FromContext(ctx).V(2).Info("Container created", "containerID", c.id, "podSandboxID", s.id, "name", cfg.GetMetadata().GetName(), "program", fmt.Sprint(c.program))
-	r.publishContainerLocked(c, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
+	r.publishLocked(c.id, r.sandboxes[c.sandboxID], runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
 	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
 }
 
@@ -180,8 +163,9 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
 	c.startedAt = r.clock.Now()
 	c.exited = make(chan struct{})
+	c.attached = map[chan output]struct{}{}
 	klog.FromContext(ctx).V(2).Info("Container started", "containerID", c.id)
-	r.publishContainerLocked(c, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
+	r.publishLocked(c.id, r.sandboxes[c.sandboxID], runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	r.advanceLocked(c)
 	return &runtimeapi.StartContainerResponse{}, nil
 }
@@ -189,9 +173,6 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 // StopContainer sends the process SIGTERM, which a fake process honours at once (exit 143); with
 // timeout 0 it is SIGKILLed (exit 137). Stopping an exited or unknown container is not an error.
 func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
-	if req.GetContainerId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "container_id is required")
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, err := r.containerLocked(req.GetContainerId())
@@ -213,9 +194,6 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 
 // RemoveContainer forcibly removes a container, killing it if it runs. Unknown IDs are fine.
 func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
-	if req.GetContainerId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "container_id is required")
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, err := r.containerLocked(req.GetContainerId())
@@ -232,20 +210,18 @@ func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveCon
 func (r *Runtime) removeContainerLocked(c *container) {
 	r.exitLocked(c, exitCodeSIGKILL, "Error", "container removed while running")
 	delete(r.containers, c.id)
-	r.publishContainerLocked(c, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
+	r.publishLocked(c.id, r.sandboxes[c.sandboxID], runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, c.toStatus())
 }
 
 // ListContainers lists containers that match the filter (ID prefix, state, sandbox, labels).
 func (r *Runtime) ListContainers(_ context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var items []*runtimeapi.Container
-	for _, c := range r.containersLocked() {
-		if matchContainer(req.GetFilter(), c.id, c.sandboxID, c.state, c.config.GetLabels()) {
-			items = append(items, c.toContainer())
-		}
+	f := req.GetFilter()
+	keep := func(c *container) bool {
+		return c.matches(f.GetId(), f.GetPodSandboxId(), f.GetState(), f.GetLabelSelector())
 	}
-	return &runtimeapi.ListContainersResponse{Containers: items}, nil
+	return &runtimeapi.ListContainersResponse{Containers: list(r.containers, keep, (*container).toContainer)}, nil
 }
 
 // ContainerStatus reports one container; with verbose, also its program in the info map.
@@ -262,24 +238,14 @@ func (r *Runtime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerSt
 		for i, st := range c.program {
 			program[i] = st.String()
 		}
-		info, err := json.Marshal(map[string]any{"sandboxID": c.sandboxID, "program": program, "pc": c.pc})
-		if err != nil {
-			return nil, status.Errorf(codes.Internal, "encode container info: %v", err)
-		}
-		resp.Info = map[string]string{"info": string(info)}
+		resp.Info = infoJSON("info", map[string]any{"sandboxID": c.sandboxID, "program": program, "pc": c.pc})
 	}
 	return resp, nil
 }
 
 // containerStatusesLocked returns the statuses of a sandbox's containers.
 func (r *Runtime) containerStatusesLocked(sandboxID string) []*runtimeapi.ContainerStatus {
-	var out []*runtimeapi.ContainerStatus
-	for _, c := range r.containersLocked() {
-		if c.sandboxID == sandboxID {
-			out = append(out, c.toStatus())
-		}
-	}
-	return out
+	return list(r.containers, func(c *container) bool { return c.sandboxID == sandboxID }, (*container).toStatus)
 }
 
 // UpdateContainerResources records the new resources; nothing is enforced.
@@ -315,11 +281,6 @@ func (r *Runtime) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenCo
 		return nil, status.Errorf(codes.Internal, "reopen log of container %q: %v", c.id, err)
 	}
 	return &runtimeapi.ReopenContainerLogResponse{}, nil
-}
-
-// containerLocked finds a container by ID or unique ID prefix.
-func (r *Runtime) containerLocked(id string) (*container, error) {
-	return lookupByPrefix(r.containers, id, "container")
 }
 
 // runningContainerLocked finds a container by ID or prefix and requires it to be RUNNING.

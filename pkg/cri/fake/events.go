@@ -15,12 +15,6 @@ const eventBufferSize = 256
 // guarded by Runtime.mu.
 type eventBus map[chan *runtimeapi.ContainerEventResponse]struct{}
 
-func (b eventBus) subscribe() chan *runtimeapi.ContainerEventResponse {
-	ch := make(chan *runtimeapi.ContainerEventResponse, eventBufferSize)
-	b[ch] = struct{}{}
-	return ch
-}
-
 // unsubscribe closes ch, which ends its stream; it may be called again.
 func (b eventBus) unsubscribe(ch chan *runtimeapi.ContainerEventResponse) {
 	if _, ok := b[ch]; ok {
@@ -40,32 +34,17 @@ func (b eventBus) publish(ev *runtimeapi.ContainerEventResponse) {
 	}
 }
 
-// publishContainerLocked publishes an event about c with its sandbox's status and the statuses of
-// all containers in that sandbox, as the evented PLEG expects.
-func (r *Runtime) publishContainerLocked(c *container, kind runtimeapi.ContainerEventType) {
-	ev := &runtimeapi.ContainerEventResponse{
-		ContainerId:        c.id,
-		ContainerEventType: kind,
-		CreatedAt:          r.clock.Now().UnixNano(),
-		ContainersStatuses: r.containerStatusesLocked(c.sandboxID),
-	}
-	if s := r.sandboxes[c.sandboxID]; s != nil {
-		ev.PodSandboxStatus = s.toStatus()
-	}
-	if kind == runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT {
-		ev.ContainersStatuses = append(ev.ContainersStatuses, c.toStatus())
-	}
-	r.events.publish(ev)
-}
-
-// publishSandboxLocked publishes an event about a sandbox; ContainerId is the sandbox ID.
-func (r *Runtime) publishSandboxLocked(s *sandbox, kind runtimeapi.ContainerEventType) {
+// publishLocked publishes an event about the container or sandbox id in sandbox s (never nil: a
+// sandbox outlives its containers), with the statuses of s and of its containers, as the evented
+// PLEG expects; for a sandbox, id is its own ID, as in containerd. removed is the status of a
+// container just deleted, which is no longer among them.
+func (r *Runtime) publishLocked(id string, s *sandbox, kind runtimeapi.ContainerEventType, removed ...*runtimeapi.ContainerStatus) {
 	r.events.publish(&runtimeapi.ContainerEventResponse{
-		ContainerId:        s.id,
+		ContainerId:        id,
 		ContainerEventType: kind,
 		CreatedAt:          r.clock.Now().UnixNano(),
 		PodSandboxStatus:   s.toStatus(),
-		ContainersStatuses: r.containerStatusesLocked(s.id),
+		ContainersStatuses: append(r.containerStatusesLocked(s.id), removed...),
 	})
 }
 
@@ -77,7 +56,8 @@ func (r *Runtime) GetContainerEvents(_ *runtimeapi.GetEventsRequest, stream grpc
 		r.mu.Unlock()
 		return status.Error(codes.Unavailable, "the runtime is shutting down")
 	}
-	events := r.events.subscribe()
+	events := make(chan *runtimeapi.ContainerEventResponse, eventBufferSize)
+	r.events[events] = struct{}{}
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
@@ -97,11 +77,4 @@ func (r *Runtime) GetContainerEvents(_ *runtimeapi.GetEventsRequest, stream grpc
 			}
 		}
 	}
-}
-
-// subscriberCount is for tests that must know a stream is listening before they act.
-func (r *Runtime) subscriberCount() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.events)
 }

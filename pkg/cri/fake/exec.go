@@ -116,9 +116,6 @@ func (s *streamer) Attach(ctx context.Context, containerID string, stdin io.Read
 	r.mu.Lock()
 	c, err := r.runningContainerLocked(containerID)
 	if err == nil {
-		if c.attached == nil {
-			c.attached = map[chan output]struct{}{}
-		}
 		c.attached[session] = struct{}{}
 	}
 	r.mu.Unlock()

@@ -91,7 +91,7 @@ func Faults() []Fault {
 			}
 			if s.state != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
 				s.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
-				r.publishSandboxLocked(s, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
+				r.publishLocked(s.id, s, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 			}
 			return nil
 		},
@@ -117,7 +117,7 @@ func Faults() []Fault {
 				delete(r.faults.pullFailures, key)
 				return nil
 			}
-			r.faults.pullFailures[key] = pullFailure{remaining: a.Count, message: a.Message}
+			r.faults.pullFailures[key] = &pullFailure{remaining: a.Count, message: a.Message}
 			return nil
 		},
 	}, {
@@ -203,7 +203,7 @@ func (r *Runtime) AddLatency(method string, d time.Duration) error {
 
 // faults holds the faults in place that outlive their injection. Guarded by Runtime.mu.
 type faults struct {
-	pullFailures map[string]pullFailure       // by normalized image reference
+	pullFailures map[string]*pullFailure      // by normalized image reference
 	latency      map[string]time.Duration     // by short method name, e.g. "ListContainers"
 	runtimeDown  *runtimeapi.RuntimeCondition // non-nil: RuntimeReady is false
 }
@@ -213,21 +213,15 @@ type pullFailure struct {
 	message   string
 }
 
-func newFaults() faults {
-	return faults{pullFailures: map[string]pullFailure{}, latency: map[string]time.Duration{}}
-}
-
 // takePullFailure consumes one injected failure for ref, if any.
 func (f *faults) takePullFailure(ref string) error {
 	key := normalizeImageRef(ref)
-	pf, ok := f.pullFailures[key]
-	if !ok {
+	pf := f.pullFailures[key]
+	if pf == nil {
 		return nil
 	}
 	if pf.remaining--; pf.remaining <= 0 {
 		delete(f.pullFailures, key)
-	} else {
-		f.pullFailures[key] = pf
 	}
 	return status.Errorf(codes.Unknown, "failed to pull image %q: %s", ref, pf.message)
 }

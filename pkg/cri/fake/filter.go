@@ -10,31 +10,22 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/labels"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// matchSandbox reports whether a sandbox passes a ListPodSandbox filter. An empty (or nil) filter
-// matches everything; an ID matches by prefix, as in containerd.
-func matchSandbox(f *runtimeapi.PodSandboxFilter, id string, state runtimeapi.PodSandboxState, labels map[string]string) bool {
-	return strings.HasPrefix(id, f.GetId()) && (f.GetState() == nil || f.GetState().GetState() == state) &&
-		matchLabels(f.GetLabelSelector(), labels)
+// matches reports whether s passes a ListPodSandbox filter (ListPodSandboxStats has no state:
+// nil). An empty filter matches everything; an ID matches by prefix, as in containerd; the label
+// selector is equality-based, as the kubelet's.
+func (s *sandbox) matches(id string, state *runtimeapi.PodSandboxStateValue, selector map[string]string) bool {
+	return strings.HasPrefix(s.id, id) && (state == nil || state.GetState() == s.state) &&
+		labels.SelectorFromSet(selector).Matches(labels.Set(s.config.GetLabels()))
 }
 
-// matchContainer reports whether a container passes a ListContainers filter.
-func matchContainer(f *runtimeapi.ContainerFilter, id, sandboxID string, state runtimeapi.ContainerState, labels map[string]string) bool {
-	return strings.HasPrefix(id, f.GetId()) && strings.HasPrefix(sandboxID, f.GetPodSandboxId()) &&
-		(f.GetState() == nil || f.GetState().GetState() == state) && matchLabels(f.GetLabelSelector(), labels)
-}
-
-// matchLabels is an equality-based label selector: every key of selector must be in labels with
-// the same value.
-func matchLabels(selector, labels map[string]string) bool {
-	for k, v := range selector {
-		if got, ok := labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
+// matches reports whether c passes a ListContainers filter (ListContainerStats has no state: nil).
+func (c *container) matches(id, sandboxID string, state *runtimeapi.ContainerStateValue, selector map[string]string) bool {
+	return strings.HasPrefix(c.id, id) && strings.HasPrefix(c.sandboxID, sandboxID) &&
+		(state == nil || state.GetState() == c.state) && labels.SelectorFromSet(selector).Matches(labels.Set(c.config.GetLabels()))
 }
 
 // lookupByPrefix finds the object whose ID is id or starts with id. No match is NotFound; a
@@ -63,22 +54,38 @@ func lookupByPrefix[T any](objects map[string]T, id, kind string) (T, error) {
 	}
 }
 
-// sortedValues returns the map's values in creation order (by their sequence number), so lists
-// are stable even when a fake clock gives many objects the same timestamp.
-func sortedValues[T any](m map[string]T, seq func(T) uint64) []T {
-	values := slices.Collect(maps.Values(m))
-	slices.SortFunc(values, func(a, b T) int { return cmp.Compare(seq(a), seq(b)) })
-	return values
+// sandboxLocked finds a sandbox by ID or unique ID prefix.
+func (r *Runtime) sandboxLocked(id string) (*sandbox, error) {
+	return lookupByPrefix(r.sandboxes, id, "pod sandbox")
 }
 
-// containersLocked returns every container in creation order. Callers hold r.mu.
-func (r *Runtime) containersLocked() []*container {
-	return sortedValues(r.containers, func(c *container) uint64 { return c.seq })
+// containerLocked finds a container by ID or unique ID prefix.
+func (r *Runtime) containerLocked(id string) (*container, error) {
+	return lookupByPrefix(r.containers, id, "container")
 }
 
-// sandboxesLocked returns every sandbox in creation order. Callers hold r.mu.
-func (r *Runtime) sandboxesLocked() []*sandbox {
-	return sortedValues(r.sandboxes, func(s *sandbox) uint64 { return s.seq })
+// ordered is a sandbox, container or image: each knows its place in creation order.
+type ordered interface{ order() uint64 }
+
+func (s *sandbox) order() uint64   { return s.seq }
+func (c *container) order() uint64 { return c.seq }
+func (i *image) order() uint64     { return i.seq }
+
+// sorted returns the map's values in creation order, so lists are stable even when a fake clock
+// gives many objects the same timestamp.
+func sorted[T ordered](m map[string]T) []T {
+	return slices.SortedFunc(maps.Values(m), func(a, b T) int { return cmp.Compare(a.order(), b.order()) })
+}
+
+// list converts, in creation order, the values of m that keep accepts. All List calls use it.
+func list[T ordered, O any](m map[string]T, keep func(T) bool, convert func(T) O) []O {
+	var out []O
+	for _, v := range sorted(m) {
+		if keep(v) {
+			out = append(out, convert(v))
+		}
+	}
+	return out
 }
 
 // newID returns a random 64-hex-character ID like containerd's.

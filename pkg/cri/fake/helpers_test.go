@@ -192,3 +192,10 @@ func wantCode(t *testing.T, err error, want codes.Code) {
 		t.Errorf("got code %v (%v), want %v", got, err, want)
 	}
 }
+
+// subscriberCount is for tests that must know an event stream is listening before they act.
+func (r *Runtime) subscriberCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events)
+}

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -21,22 +20,17 @@ const imageFsMountpoint = "/var/lib/minikubelet-fake/images"
 
 // image is a pulled image. Nothing is downloaded: the ID, digest and size derive from the name.
 type image struct {
-	id       string // "sha256:<64 hex>"
-	seq      uint64 // pull order
-	tags     []string
-	digests  []string
-	size     uint64
-	spec     *runtimeapi.ImageSpec
-	pulledAt time.Time
+	id      string // "sha256:<64 hex>"
+	seq     uint64 // pull order
+	tags    []string
+	digests []string
+	size    uint64
+	spec    *runtimeapi.ImageSpec
 }
 
-// ref is what containerd reports as a container's ImageRef: the repo digest.
-func (i *image) ref() string {
-	if len(i.digests) > 0 {
-		return i.digests[0]
-	}
-	return i.id
-}
+// ref is what containerd reports as a container's ImageRef: the repo digest (newImage gives every
+// image one).
+func (i *image) ref() string { return i.digests[0] }
 
 func (i *image) toImage() *runtimeapi.Image {
 	return &runtimeapi.Image{
@@ -45,7 +39,6 @@ func (i *image) toImage() *runtimeapi.Image {
 		RepoDigests: slices.Clone(i.digests),
 		Size:        i.size,
 		Spec:        proto.Clone(i.spec).(*runtimeapi.ImageSpec),
-		Username:    "",
 	}
 }
 
@@ -80,15 +73,14 @@ func repository(normalized string) string {
 	return name
 }
 
-// newImage makes the image for a pull of ref at t.
-func newImage(ref string, spec *runtimeapi.ImageSpec, t time.Time) *image {
+// newImage makes the image for a pull of ref.
+func newImage(ref string, spec *runtimeapi.ImageSpec) *image {
 	normalized := normalizeImageRef(ref)
 	sum := sha256.Sum256([]byte(normalized))
 	img := &image{
-		id:       "sha256:" + hex.EncodeToString(sum[:]),
-		size:     1<<20 + binary.BigEndian.Uint64(sum[:8])%(64<<20), // 1–65 MiB
-		spec:     proto.Clone(spec).(*runtimeapi.ImageSpec),
-		pulledAt: t,
+		id:   "sha256:" + hex.EncodeToString(sum[:]),
+		size: 1<<20 + binary.BigEndian.Uint64(sum[:8])%(64<<20), // 1–65 MiB
+		spec: proto.Clone(spec).(*runtimeapi.ImageSpec),
 	}
 	img.spec.Image = normalized
 	digest := sha256.Sum256(append([]byte("manifest:"), normalized...))
@@ -139,7 +131,7 @@ func (r *Runtime) PullImage(ctx context.Context, req *runtimeapi.PullImageReques
 	if img := r.findImageLocked(ref); img != nil {
 		return &runtimeapi.PullImageResponse{ImageRef: img.id}, nil
 	}
-	img := newImage(ref, req.GetImage(), r.clock.Now())
+	img := newImage(ref, req.GetImage())
 	img.seq = r.nextSeqLocked()
 	r.images[img.id] = img
 	klog.FromContext(ctx).V(2).Info("Image pulled", "image", ref, "imageID", img.id)
@@ -168,17 +160,10 @@ func (r *Runtime) ImageStatus(_ context.Context, req *runtimeapi.ImageStatusRequ
 func (r *Runtime) ListImages(_ context.Context, req *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if want := req.GetFilter().GetImage().GetImage(); want != "" {
-		if img := r.findImageLocked(want); img != nil {
-			return &runtimeapi.ListImagesResponse{Images: []*runtimeapi.Image{img.toImage()}}, nil
-		}
-		return &runtimeapi.ListImagesResponse{}, nil
-	}
-	var out []*runtimeapi.Image
-	for _, img := range sortedValues(r.images, func(i *image) uint64 { return i.seq }) {
-		out = append(out, img.toImage())
-	}
-	return &runtimeapi.ListImagesResponse{Images: out}, nil
+	want := req.GetFilter().GetImage().GetImage()
+	named := r.findImageLocked(want)
+	keep := func(img *image) bool { return want == "" || img == named }
+	return &runtimeapi.ListImagesResponse{Images: list(r.images, keep, (*image).toImage)}, nil
 }
 
 // RemoveImage removes an image with all its tags. Removing a missing image is not an error.

@@ -3,10 +3,11 @@ package fake
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -38,8 +39,7 @@ func inspect(v view, name string, args []string) (stdout, stderr string, code in
 	case "hostname":
 		return v.hostname + "\n", "", 0
 	case "cat":
-		var out strings.Builder
-		var errs strings.Builder
+		var out, errs strings.Builder
 		for _, p := range args {
 			host, ok := v.resolve(p)
 			data, err := readRegularFile(host)
@@ -76,12 +76,8 @@ func readRegularFile(p string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a readable regular file", p)
 	}
 	return io.ReadAll(io.LimitReader(f, maxCatBytes))
 }
@@ -129,10 +125,5 @@ func (v view) list(dir string) ([]string, bool) {
 			set[strings.SplitN(rest, "/", 2)[0]] = true
 		}
 	}
-	names := make([]string, 0, len(set))
-	for n := range set {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names, found || dir == "/"
+	return slices.Sorted(maps.Keys(set)), found || dir == "/"
 }

@@ -8,16 +8,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// A fake process is a program (program.go) run by one interpreter, runSteps, in turns: a turn runs
-// the steps that only write (echo and the inspection commands) and stops at the first step that
-// must wait or end. What waiting means is the caller's part:
-//
-//	container main program  advanceLocked, under r.mu: a sleep arms a timer on the clock, whose
-//	                        callback runs the next turn; output goes to the log and to attach
-//	                        sessions (containerOutput)
-//	ExecSync, Exec          execute: a blocking loop that waits on the clock, the container's
-//	                        exit, the request's deadline and the context; output goes to buffers
-//	                        or to the client (streamOutput)
+// A fake process is a program (program.go) run in turns by one interpreter, runSteps; doc.go's
+// "Container programs" shows who waits, and how, between turns.
 
 // sink is where a program's output goes. write fails when the reader has gone (an exec client
 // hung up); the program then ends with that error.
@@ -43,10 +35,7 @@ func runSteps(program []step, pc int, v view, out sink) (int, step, error) {
 			}
 		case stepInspect:
 			stdout, stderr, code := inspect(v, st.argv[0], st.argv[1:])
-			for _, o := range []struct {
-				stream runtimeapi.LogStreamType
-				text   string
-			}{{runtimeapi.Stdout, stdout}, {runtimeapi.Stderr, stderr}} {
+			for _, o := range []output{{runtimeapi.Stdout, stdout}, {runtimeapi.Stderr, stderr}} {
 				if o.text == "" {
 					continue
 				}
@@ -148,7 +137,7 @@ func (r *Runtime) exitLocked(c *container, code int32, reason, message string) {
 	}
 	c.attached = nil
 	r.logger.V(2).Info("Container exited", "containerID", c.id, "exitCode", code, "reason", reason)
-	r.publishContainerLocked(c, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
+	r.publishLocked(c.id, r.sandboxes[c.sandboxID], runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 }
 
 func (r *Runtime) stopTimerLocked(c *container) {

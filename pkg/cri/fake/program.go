@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,7 +70,8 @@ func parseProgram(argv []string, mode unknownMode) []step {
 	if len(argv) == 0 {
 		return []step{{kind: stepForever}}
 	}
-	if isShell(argv[0]) && len(argv) >= 3 && argv[1] == "-c" {
+	shells := []string{"sh", "bash", "ash", "dash", "zsh"} // the shells that understand -c
+	if len(argv) >= 3 && slices.Contains(shells, path.Base(argv[0])) && argv[1] == "-c" {
 		var steps []step
 		for _, cmd := range splitScript(argv[2]) {
 			steps = append(steps, parseCommand(shellWords(cmd), mode)...)
@@ -79,27 +81,10 @@ func parseProgram(argv []string, mode unknownMode) []step {
 	return parseCommand(argv, mode)
 }
 
-// isShell reports whether name is a shell that understands -c.
-func isShell(name string) bool {
-	switch path.Base(name) {
-	case "sh", "bash", "ash", "dash", "zsh":
-		return true
-	}
-	return false
-}
-
-// splitScript splits a shell script into simple commands on ";", "&&" and newlines. Quotes are
-// not special here: keep scripts simple.
+// splitScript splits a shell script into simple commands on ";", "&&" and newlines; blank ones
+// parse to no steps. Quotes are not special here: keep scripts simple.
 func splitScript(script string) []string {
-	script = strings.ReplaceAll(script, "&&", ";")
-	script = strings.ReplaceAll(script, "\n", ";")
-	var cmds []string
-	for _, c := range strings.Split(script, ";") {
-		if c = strings.TrimSpace(c); c != "" {
-			cmds = append(cmds, c)
-		}
-	}
-	return cmds
+	return strings.FieldsFunc(strings.ReplaceAll(script, "&&", ";"), func(r rune) bool { return r == ';' || r == '\n' })
 }
 
 // shellWords splits a simple command into words, honouring single and double quotes.
@@ -195,24 +180,13 @@ func shellError(message string, code int32) []step {
 // parseSleep parses coreutils sleep's argument: a non-negative number with an optional unit
 // suffix s, m, h or d.
 func parseSleep(arg string) (time.Duration, bool) {
+	units := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}
 	unit := time.Second
-	if n := len(arg); n > 0 {
-		switch arg[n-1] {
-		case 's':
-			arg = arg[:n-1]
-		case 'm':
-			unit, arg = time.Minute, arg[:n-1]
-		case 'h':
-			unit, arg = time.Hour, arg[:n-1]
-		case 'd':
-			unit, arg = 24*time.Hour, arg[:n-1]
-		}
+	if n := len(arg); n > 0 && units[arg[n-1:]] > 0 {
+		unit, arg = units[arg[n-1:]], arg[:n-1]
 	}
 	f, err := strconv.ParseFloat(arg, 64)
-	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, false
-	}
-	if f*float64(unit) > float64(math.MaxInt64) {
+	if err != nil || math.IsNaN(f) || f < 0 || f*float64(unit) > math.MaxInt64 { // +Inf is too long too
 		return 0, false
 	}
 	return time.Duration(f * float64(unit)), true

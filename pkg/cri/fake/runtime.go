@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -139,13 +139,13 @@ func New(cfg Config) (*Runtime, error) {
 		clock:      cfg.Clock,
 		podCIDR:    prefix.Masked(),
 		ready:      make(chan struct{}),
-		sessions:   newStreamSessions(),
+		sessions:   &streamSessions{conns: map[net.Conn]int{}},
 		sandboxes:  map[string]*sandbox{},
 		containers: map[string]*container{},
 		images:     map[string]*image{},
 		usedIPs:    map[netip.Addr]string{},
 		events:     eventBus{},
-		faults:     newFaults(),
+		faults:     faults{pullFailures: map[string]*pullFailure{}, latency: map[string]time.Duration{}},
 		logger:     klog.Background().WithName("fake-runtime"),
 	}, nil
 }
@@ -186,20 +186,17 @@ func (r *Runtime) Serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer removeSocket(logger, r.cfg.Socket)
+	defer criListener.Close() // closing a unix listener removes its socket file
 	adminListener, err := listenUnix(r.cfg.AdminSocket)
 	if err != nil {
-		_ = criListener.Close()
 		return err
 	}
-	defer removeSocket(logger, r.cfg.AdminSocket)
+	defer adminListener.Close()
 	// Streaming sessions end when streamCtx does: on ctx cancel, or when a server fails.
 	streamCtx, stopStreams := context.WithCancel(ctx)
 	defer stopStreams()
 	streamServer, streamListener, err := r.newStreamServer(streamCtx)
 	if err != nil {
-		_ = criListener.Close()
-		_ = adminListener.Close()
 		return err
 	}
 
@@ -289,16 +286,10 @@ func listenUnix(path string) (net.Listener, error) {
 	return l, nil
 }
 
-func removeSocket(logger klog.Logger, path string) {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		logger.Error(err, "Could not remove socket", "path", path)
-	}
-}
-
 // unaryInterceptor logs every CRI call at V(4) and applies injected latency.
 func (r *Runtime) unaryInterceptor(logger klog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		method := shortMethod(info.FullMethod)
+		method := path.Base(info.FullMethod) // "/runtime.v1.RuntimeService/ListContainers" → "ListContainers"
 		if err := r.injectLatency(ctx, method); err != nil {
 			return nil, err
 		}
@@ -311,16 +302,11 @@ func (r *Runtime) unaryInterceptor(logger klog.Logger) grpc.UnaryServerIntercept
 // streamInterceptor does for streams what unaryInterceptor does for unary calls.
 func (r *Runtime) streamInterceptor(logger klog.Logger) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		method := shortMethod(info.FullMethod)
+		method := path.Base(info.FullMethod)
 		if err := r.injectLatency(ss.Context(), method); err != nil {
 			return err
 		}
 		logger.V(4).Info("CRI stream", "method", method)
 		return handler(srv, ss)
 	}
-}
-
-// shortMethod turns "/runtime.v1.RuntimeService/ListContainers" into "ListContainers".
-func shortMethod(fullMethod string) string {
-	return fullMethod[strings.LastIndex(fullMethod, "/")+1:]
 }

@@ -3,7 +3,6 @@ package fake
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/netip"
 	"time"
 
@@ -26,9 +25,7 @@ type sandbox struct {
 	handler   string     // RuntimeHandler
 }
 
-// nameKey is what must be unique among live sandboxes.
-func (s *sandbox) nameKey() string { return sandboxNameKey(s.config.GetMetadata()) }
-
+// sandboxNameKey is what must be unique among live sandboxes.
 func sandboxNameKey(m *runtimeapi.PodSandboxMetadata) string {
 	return fmt.Sprintf("%s_%s_%s_%d", m.GetName(), m.GetNamespace(), m.GetUid(), m.GetAttempt())
 }
@@ -38,42 +35,33 @@ func (s *sandbox) hostNetwork() bool {
 }
 
 func (s *sandbox) toPodSandbox() *runtimeapi.PodSandbox {
-	return &runtimeapi.PodSandbox{
-		Id:             s.id,
-		Metadata:       proto.Clone(s.config.GetMetadata()).(*runtimeapi.PodSandboxMetadata),
-		State:          s.state,
-		CreatedAt:      s.createdAt.UnixNano(),
-		Labels:         maps.Clone(s.config.GetLabels()),
-		Annotations:    maps.Clone(s.config.GetAnnotations()),
-		RuntimeHandler: s.handler,
-	}
+	st := s.toStatus()
+	return &runtimeapi.PodSandbox{Id: st.Id, Metadata: st.Metadata, State: st.State, CreatedAt: st.CreatedAt,
+		Labels: st.Labels, Annotations: st.Annotations, RuntimeHandler: st.RuntimeHandler}
 }
 
+// toStatus is what PodSandboxStatus reports. It is built from our state and cloned once, so the
+// caller may keep it.
 func (s *sandbox) toStatus() *runtimeapi.PodSandboxStatus {
+	options := s.config.GetLinux().GetSecurityContext().GetNamespaceOptions()
+	if options == nil {
+		options = &runtimeapi.NamespaceOption{}
+	}
 	st := &runtimeapi.PodSandboxStatus{
 		Id:             s.id,
-		Metadata:       proto.Clone(s.config.GetMetadata()).(*runtimeapi.PodSandboxMetadata),
+		Metadata:       s.config.GetMetadata(),
 		State:          s.state,
 		CreatedAt:      s.createdAt.UnixNano(),
 		Network:        &runtimeapi.PodSandboxNetworkStatus{},
-		Labels:         maps.Clone(s.config.GetLabels()),
-		Annotations:    maps.Clone(s.config.GetAnnotations()),
+		Labels:         s.config.GetLabels(),
+		Annotations:    s.config.GetAnnotations(),
 		RuntimeHandler: s.handler,
-		Linux: &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{
-			Options: proto.Clone(namespaceOptions(s.config)).(*runtimeapi.NamespaceOption),
-		}},
+		Linux:          &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: options}},
 	}
 	if s.ip.IsValid() {
 		st.Network.Ip = s.ip.String()
 	}
-	return st
-}
-
-func namespaceOptions(cfg *runtimeapi.PodSandboxConfig) *runtimeapi.NamespaceOption {
-	if o := cfg.GetLinux().GetSecurityContext().GetNamespaceOptions(); o != nil {
-		return o
-	}
-	return &runtimeapi.NamespaceOption{}
+	return proto.Clone(st).(*runtimeapi.PodSandboxStatus)
 }
 
 // RunPodSandbox creates a READY sandbox with a fresh pod IP.
@@ -86,7 +74,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 	defer r.mu.Unlock()
 	key := sandboxNameKey(cfg.GetMetadata())
 	for _, s := range r.sandboxes {
-		if s.nameKey() == key {
+		if sandboxNameKey(s.config.GetMetadata()) == key {
 			return nil, status.Errorf(codes.AlreadyExists, "pod sandbox name %q is reserved for %q: remove that sandbox first", key, s.id)
 		}
 	}
@@ -107,8 +95,8 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 	}
 	r.sandboxes[s.id] = s
 	klog.FromContext(ctx).V(2).Info("Sandbox ready", "podSandboxID", s.id, "pod", klog.KRef(cfg.GetMetadata().GetNamespace(), cfg.GetMetadata().GetName()), "ip", s.ip)
-	r.publishSandboxLocked(s, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
-	r.publishSandboxLocked(s, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
+	r.publishLocked(s.id, s, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
+	r.publishLocked(s.id, s, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: s.id}, nil
 }
 
@@ -140,14 +128,11 @@ func (r *Runtime) allocateIP(sandboxID string) (netip.Addr, error) {
 
 // StopPodSandbox stops the sandbox's containers and marks it NOTREADY. Unknown IDs are fine.
 func (r *Runtime) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
-	if req.GetPodSandboxId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "pod_sandbox_id is required")
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, err := r.sandboxLocked(req.GetPodSandboxId())
 	if status.Code(err) == codes.NotFound {
-		return &runtimeapi.StopPodSandboxResponse{}, nil
+		return &runtimeapi.StopPodSandboxResponse{}, nil // an unknown sandbox is already stopped
 	} else if err != nil {
 		return nil, err
 	}
@@ -159,16 +144,13 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSan
 	if s.state != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
 		s.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
 		klog.FromContext(ctx).V(2).Info("Sandbox stopped", "podSandboxID", s.id)
-		r.publishSandboxLocked(s, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
+		r.publishLocked(s.id, s, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 	}
 	return &runtimeapi.StopPodSandboxResponse{}, nil
 }
 
 // RemovePodSandbox forcibly removes the sandbox and all its containers. Unknown IDs are fine.
 func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
-	if req.GetPodSandboxId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "pod_sandbox_id is required")
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, err := r.sandboxLocked(req.GetPodSandboxId())
@@ -184,20 +166,17 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePo
 	}
 	if s.state == runtimeapi.PodSandboxState_SANDBOX_READY {
 		s.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
-		r.publishSandboxLocked(s, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
+		r.publishLocked(s.id, s, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 	}
 	delete(r.usedIPs, s.ip)
 	delete(r.sandboxes, s.id)
 	klog.FromContext(ctx).V(2).Info("Sandbox removed", "podSandboxID", s.id)
-	r.publishSandboxLocked(s, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
+	r.publishLocked(s.id, s, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
 	return &runtimeapi.RemovePodSandboxResponse{}, nil
 }
 
 // PodSandboxStatus reports one sandbox; with verbose, also its containers and an info map.
 func (r *Runtime) PodSandboxStatus(_ context.Context, req *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
-	if req.GetPodSandboxId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "pod_sandbox_id is required")
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, err := r.sandboxLocked(req.GetPodSandboxId())
@@ -216,16 +195,7 @@ func (r *Runtime) PodSandboxStatus(_ context.Context, req *runtimeapi.PodSandbox
 func (r *Runtime) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var items []*runtimeapi.PodSandbox
-	for _, s := range r.sandboxesLocked() {
-		if matchSandbox(req.GetFilter(), s.id, s.state, s.config.GetLabels()) {
-			items = append(items, s.toPodSandbox())
-		}
-	}
-	return &runtimeapi.ListPodSandboxResponse{Items: items}, nil
-}
-
-// sandboxLocked finds a sandbox by ID or unique ID prefix.
-func (r *Runtime) sandboxLocked(id string) (*sandbox, error) {
-	return lookupByPrefix(r.sandboxes, id, "pod sandbox")
+	f := req.GetFilter()
+	keep := func(s *sandbox) bool { return s.matches(f.GetId(), f.GetState(), f.GetLabelSelector()) }
+	return &runtimeapi.ListPodSandboxResponse{Items: list(r.sandboxes, keep, (*sandbox).toPodSandbox)}, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
@@ -52,13 +50,16 @@ func (r *Runtime) Status(_ context.Context, req *runtimeapi.StatusRequest) (*run
 		if r.netConfig != nil {
 			info["kubeletPodCIDR"] = r.netConfig.GetNetworkConfig().GetPodCidr()
 		}
-		config, err := json.Marshal(info)
-		if err != nil {
-			return nil, status.Errorf(codes.Internal, "encode status info: %v", err)
-		}
-		resp.Info = map[string]string{"config": string(config)}
+		resp.Info = infoJSON("config", info)
 	}
 	return resp, nil
+}
+
+// infoJSON is the Info map of a verbose status call: {key: v as JSON}. Our v holds only strings,
+// numbers and maps and slices of them, which always encode.
+func infoJSON(key string, v any) map[string]string {
+	data, _ := json.Marshal(v)
+	return map[string]string{key: string(data)}
 }
 
 // UpdateRuntimeConfig records the pod CIDR the kubelet sends; IPs still come from Config.PodCIDR.

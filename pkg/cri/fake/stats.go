@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"maps"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -45,13 +44,9 @@ func (r *Runtime) containerStatsLocked(c *container, now time.Time) *runtimeapi.
 	cpuSeconds := (1 + seed%50) * 1_000_000 * uint64(running/time.Second) // 1m–50m CPU over the run
 	workingSet := (4 + seed%60) << 20                                     // 4–63 MiB
 	ts := now.UnixNano()
-	return &runtimeapi.ContainerStats{
-		Attributes: &runtimeapi.ContainerAttributes{
-			Id:          c.id,
-			Metadata:    proto.Clone(c.config.GetMetadata()).(*runtimeapi.ContainerMetadata),
-			Labels:      maps.Clone(c.config.GetLabels()),
-			Annotations: maps.Clone(c.config.GetAnnotations()),
-		},
+	stats := &runtimeapi.ContainerStats{
+		Attributes: &runtimeapi.ContainerAttributes{Id: c.id, Metadata: c.config.GetMetadata(),
+			Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations()},
 		Cpu: &runtimeapi.CpuUsage{
 			Timestamp:            ts,
 			UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: cpuSeconds},
@@ -72,13 +67,14 @@ func (r *Runtime) containerStatsLocked(c *container, now time.Time) *runtimeapi.
 			InodesUsed: &runtimeapi.UInt64Value{Value: 1 + seed%100},
 		},
 	}
+	return proto.Clone(stats).(*runtimeapi.ContainerStats) // the caller may keep it
 }
 
 func (r *Runtime) sandboxStatsLocked(s *sandbox, now time.Time) *runtimeapi.PodSandboxStats {
 	ts := now.UnixNano()
 	var cores, cpuSeconds, workingSet, processes uint64
 	linux := &runtimeapi.LinuxPodSandboxStats{}
-	for _, c := range r.containersLocked() {
+	for _, c := range sorted(r.containers) {
 		if c.sandboxID != s.id {
 			continue
 		}
@@ -103,15 +99,9 @@ func (r *Runtime) sandboxStatsLocked(s *sandbox, now time.Time) *runtimeapi.PodS
 			TxBytes: &runtimeapi.UInt64Value{Value: alive * (50 + seed%450)},
 		}}
 	}
-	return &runtimeapi.PodSandboxStats{
-		Attributes: &runtimeapi.PodSandboxAttributes{
-			Id:          s.id,
-			Metadata:    proto.Clone(s.config.GetMetadata()).(*runtimeapi.PodSandboxMetadata),
-			Labels:      maps.Clone(s.config.GetLabels()),
-			Annotations: maps.Clone(s.config.GetAnnotations()),
-		},
-		Linux: linux,
-	}
+	attributes := &runtimeapi.PodSandboxAttributes{Id: s.id, Metadata: s.config.GetMetadata(),
+		Labels: s.config.GetLabels(), Annotations: s.config.GetAnnotations()}
+	return &runtimeapi.PodSandboxStats{Attributes: proto.Clone(attributes).(*runtimeapi.PodSandboxAttributes), Linux: linux}
 }
 
 // ContainerStats reports made-up usage of one container.
@@ -129,16 +119,10 @@ func (r *Runtime) ContainerStats(_ context.Context, req *runtimeapi.ContainerSta
 func (r *Runtime) ListContainerStats(_ context.Context, req *runtimeapi.ListContainerStatsRequest) (*runtimeapi.ListContainerStatsResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := r.clock.Now()
-	f := req.GetFilter()
-	filter := &runtimeapi.ContainerFilter{Id: f.GetId(), PodSandboxId: f.GetPodSandboxId(), LabelSelector: f.GetLabelSelector()}
-	var out []*runtimeapi.ContainerStats
-	for _, c := range r.containersLocked() {
-		if matchContainer(filter, c.id, c.sandboxID, c.state, c.config.GetLabels()) {
-			out = append(out, r.containerStatsLocked(c, now))
-		}
-	}
-	return &runtimeapi.ListContainerStatsResponse{Stats: out}, nil
+	now, f := r.clock.Now(), req.GetFilter()
+	keep := func(c *container) bool { return c.matches(f.GetId(), f.GetPodSandboxId(), nil, f.GetLabelSelector()) }
+	stats := func(c *container) *runtimeapi.ContainerStats { return r.containerStatsLocked(c, now) }
+	return &runtimeapi.ListContainerStatsResponse{Stats: list(r.containers, keep, stats)}, nil
 }
 
 // PodSandboxStats reports made-up usage of one sandbox and its containers.
@@ -156,14 +140,8 @@ func (r *Runtime) PodSandboxStats(_ context.Context, req *runtimeapi.PodSandboxS
 func (r *Runtime) ListPodSandboxStats(_ context.Context, req *runtimeapi.ListPodSandboxStatsRequest) (*runtimeapi.ListPodSandboxStatsResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := r.clock.Now()
-	f := req.GetFilter()
-	filter := &runtimeapi.PodSandboxFilter{Id: f.GetId(), LabelSelector: f.GetLabelSelector()}
-	var out []*runtimeapi.PodSandboxStats
-	for _, s := range r.sandboxesLocked() {
-		if matchSandbox(filter, s.id, s.state, s.config.GetLabels()) {
-			out = append(out, r.sandboxStatsLocked(s, now))
-		}
-	}
-	return &runtimeapi.ListPodSandboxStatsResponse{Stats: out}, nil
+	now, f := r.clock.Now(), req.GetFilter()
+	keep := func(s *sandbox) bool { return s.matches(f.GetId(), nil, f.GetLabelSelector()) }
+	stats := func(s *sandbox) *runtimeapi.PodSandboxStats { return r.sandboxStatsLocked(s, now) }
+	return &runtimeapi.ListPodSandboxStatsResponse{Stats: list(r.sandboxes, keep, stats)}, nil
 }

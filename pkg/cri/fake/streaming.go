@@ -17,11 +17,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// The streaming calls: Exec, Attach and PortForward do not stream over gRPC. Like containerd, the
-// fake runtime answers each with a URL on its streaming HTTP server that holds a one-time token;
-// the kubelet (or crictl) then opens that URL with SPDY or WebSocket and the session runs there,
-// in the streamer (exec.go). The server is k8s.io/cri-streaming/pkg/streaming, the library
-// containerd and CRI-O use too.
+// The streaming calls Exec, Attach and PortForward answer with a one-time URL on the streaming
+// server; the session then runs in the streamer (exec.go). doc.go's "Streaming" tells the story.
 
 // validateStreamingAddr accepts only loopback host:port addresses: the streaming server has no
 // authentication beyond its one-time tokens, so it must not be reachable from other machines.
@@ -33,10 +30,7 @@ func validateStreamingAddr(addr string) error {
 	if _, err := net.LookupPort("tcp", port); err != nil {
 		return fmt.Errorf("fake runtime: Config.StreamingAddr %q has a bad port: %w", addr, err)
 	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return fmt.Errorf("fake runtime: Config.StreamingAddr %q is not a loopback address: the streaming server speaks plain HTTP without authentication, so listen on 127.0.0.1 or [::1]", addr)
 	}
 	return nil
@@ -68,7 +62,9 @@ func (r *Runtime) newStreamServer(ctx context.Context) (*http.Server, net.Listen
 		Handler:           r.sessions.track(streams),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
-		ConnContext:       withConn,
+		// Remember each request's connection, so streamSessions can close it even after the
+		// streaming library has hijacked it.
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
 	}
 	return srv, l, nil
 }
@@ -94,9 +90,6 @@ func (r *Runtime) streamServerLocked() (streaming.Server, error) {
 func (r *Runtime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
 	if len(req.GetCmd()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "cmd is required")
-	}
-	if !req.GetStdin() && !req.GetStdout() && !req.GetStderr() {
-		return nil, status.Error(codes.InvalidArgument, "one of stdin, stdout or stderr must be true")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -180,12 +173,6 @@ func validatePort(port int32) error {
 // connKey is the request-context key of the connection a request arrived on.
 type connKey struct{}
 
-// withConn is http.Server.ConnContext: it remembers each request's connection, so that
-// streamSessions can close it even after the streaming library has hijacked it.
-func withConn(ctx context.Context, c net.Conn) context.Context {
-	return context.WithValue(ctx, connKey{}, c)
-}
-
 // streamSessions tracks the streaming sessions in flight. http.Server.Close does not close
 // connections that were hijacked (SPDY and WebSocket both hijack), so on shutdown Serve closes
 // them here and waits until every session has returned.
@@ -194,10 +181,6 @@ type streamSessions struct {
 	closed bool
 	conns  map[net.Conn]int // open connections, with the number of sessions on each
 	wg     sync.WaitGroup   // sessions in flight
-}
-
-func newStreamSessions() *streamSessions {
-	return &streamSessions{conns: map[net.Conn]int{}}
 }
 
 // begin registers a session on conn (nil when there is no connection of its own). It returns
