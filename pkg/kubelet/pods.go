@@ -149,7 +149,7 @@ func (k *Kubelet) makePodLifecycle(context.Context) (component, error) {
 		return nil, err
 	}
 	runtimeManager, err := kuberuntime.New(kuberuntime.Config{Runtime: k.cri.Runtime, Image: k.cri.Image, PodLogsDir: cfg.PodLogsDir,
-		Journal: k.journal.For(journal.SourceCRI)})
+		Recorder: k.recorder, Journal: k.journal.For(journal.SourceCRI)})
 	if err != nil {
 		return nil, err
 	}

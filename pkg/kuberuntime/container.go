@@ -30,6 +30,7 @@ func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 		if prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
 			key := backoffKey(pod, c)
 			if m.crashBackoff.IsInBackOffSince(key, prev.FinishedAt) {
+				m.containerEvent(pod, c.Name, "", corev1.EventTypeWarning, EventBackOff, "Back-off restarting failed container %s in pod %s", c.Name, podDesc(pod))
 				return &ContainerError{Name: c.Name, Reason: ReasonCrashLoopBackOff,
 					Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)",
 						m.crashBackoff.Get(key), c.Name, pod.Name, pod.Namespace, pod.UID)}
@@ -39,12 +40,14 @@ func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	}
 	imageRef, cerr := m.ensureImage(ctx, pod, c, sandboxConfig)
 	if cerr != nil {
+		m.containerEvent(pod, c.Name, "", corev1.EventTypeWarning, EventFailed, "Error: %s", cerr.Reason)
 		return cerr
 	}
 	opts := &RunContainerOptions{}
 	if m.options != nil {
 		var err error
 		if opts, err = m.options.GenerateRunContainerOptions(ctx, pod, c, podIP); err != nil {
+			m.containerEvent(pod, c.Name, "", corev1.EventTypeWarning, EventFailed, "Error: %v", err)
 			return &ContainerError{Name: c.Name, Reason: ReasonCreateConfigError, Message: err.Error()}
 		}
 	}
@@ -60,14 +63,18 @@ func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	})
 	m.noteCRI("CreateContainer", journal.Pod(pod), start, err, "id", created.GetContainerId(), "container", c.Name)
 	if err != nil {
+		m.containerEvent(pod, c.Name, "", corev1.EventTypeWarning, EventFailed, "Error: %v", statusMessage(err))
 		return &ContainerError{Name: c.Name, Reason: ReasonCreateContainerErr, Message: err.Error()}
 	}
+	m.containerEvent(pod, c.Name, created.GetContainerId(), corev1.EventTypeNormal, EventCreated, "Container created")
 	start = m.clock.Now()
 	_, err = m.runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: created.GetContainerId()})
 	m.noteCRI("StartContainer", journal.Pod(pod), start, err, "id", created.GetContainerId(), "container", c.Name)
 	if err != nil {
+		m.containerEvent(pod, c.Name, created.GetContainerId(), corev1.EventTypeWarning, EventFailed, "Error: %v", statusMessage(err))
 		return &ContainerError{Name: c.Name, Reason: ReasonRunContainerError, Message: err.Error()}
 	}
+	m.containerEvent(pod, c.Name, created.GetContainerId(), corev1.EventTypeNormal, EventStarted, "Container started")
 	klog.FromContext(ctx).V(2).Info("Started container", "pod", klog.KObj(pod), "container", c.Name, "containerID", created.GetContainerId(), "restartCount", restartCount)
 	return nil
 }

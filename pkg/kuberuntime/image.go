@@ -6,6 +6,7 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -25,16 +26,20 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 		present = st.GetImage().GetId()
 	}
 	if present != "" {
+		m.containerEvent(pod, c.Name, "", corev1.EventTypeNormal, EventPulled, "Container image %q already present on machine and can be accessed by the pod", c.Image)
 		return present, nil
 	}
 	if c.ImagePullPolicy == corev1.PullNever {
-		return "", &ContainerError{Name: c.Name, Reason: ReasonErrImageNeverPull,
-			Message: fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)}
+		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+		m.containerEvent(pod, c.Name, "", corev1.EventTypeWarning, EventErrImageNeverPull, "%s", msg)
+		return "", &ContainerError{Name: c.Name, Reason: ReasonErrImageNeverPull, Message: msg}
 	}
 	key := pod.Namespace + "_" + pod.Name + "_" + string(pod.UID) + "_" + c.Image
 	if m.pullBackoff.IsInBackOffSinceUpdate(key, m.clock.Now()) {
+		m.containerEvent(pod, c.Name, "", corev1.EventTypeNormal, EventBackOff, "Back-off pulling image %q", c.Image)
 		return "", &ContainerError{Name: c.Name, Reason: ReasonImagePullBackOff, Message: fmt.Sprintf("Back-off pulling image %q", c.Image)}
 	}
+	m.containerEvent(pod, c.Name, "", corev1.EventTypeNormal, EventPulling, "Pulling image %q", c.Image)
 	m.pullMu.Lock()
 	start := m.clock.Now()
 	resp, err := m.image.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec, SandboxConfig: sandboxConfig})
@@ -42,8 +47,22 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 	m.pullMu.Unlock()
 	if err != nil {
 		m.pullBackoff.Next(key, m.clock.Now())
-		return "", &ContainerError{Name: c.Name, Reason: ReasonErrImagePull, Message: fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)}
+		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err) // the CRI error as is, as upstream
+		m.containerEvent(pod, c.Name, "", corev1.EventTypeWarning, EventFailed, "%s", msg)
+		return "", &ContainerError{Name: c.Name, Reason: ReasonErrImagePull, Message: msg}
 	}
 	m.pullBackoff.Reset(key)
+	took := m.clock.Since(start).Truncate(time.Millisecond)
+	m.containerEvent(pod, c.Name, "", corev1.EventTypeNormal, EventPulled, "Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.",
+		c.Image, took, took, imageSize(ctx, m.image, resp.GetImageRef()))
 	return resp.GetImageRef(), nil
+}
+
+// imageSize is the pulled image's size as the runtime reports it (0 if it cannot say).
+func imageSize(ctx context.Context, images runtimeapi.ImageServiceClient, ref string) uint64 {
+	st, err := images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: ref}})
+	if err != nil {
+		return 0
+	}
+	return st.GetImage().GetSize()
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
@@ -54,6 +55,9 @@ type Config struct {
 	Options OptionsGenerator
 	// Probes are the liveness and startup probes' results; nil: no probe ever fails.
 	Probes ProbeResults
+	// Recorder records the pod Events `kubectl describe pod` lists (Pulling, Pulled, Created,
+	// Started, Killing, BackOff, Failed…); nil records none.
+	Recorder record.EventRecorder
 	// Clock defaults to the real clock; it drives the crash-loop and image-pull backoffs.
 	Clock clock.Clock
 	// Journal, if set, records every CRI call that changes a pod (RunPodSandbox, PullImage,
@@ -69,6 +73,7 @@ type Manager struct {
 	podLogsDir string
 	options    OptionsGenerator
 	probes     ProbeResults
+	recorder   record.EventRecorder
 	clock      clock.Clock
 	journal    journal.Recorder
 
@@ -100,6 +105,7 @@ func New(cfg Config) (*Manager, error) {
 		podLogsDir:   cfg.PodLogsDir,
 		options:      cfg.Options,
 		probes:       cfg.Probes,
+		recorder:     cfg.Recorder,
 		clock:        cfg.Clock,
 		journal:      cfg.Journal,
 		crashBackoff: crash,
@@ -136,6 +142,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	} else {
 		for id, why := range actions.ContainersToKill {
 			logger.V(2).Info("Killing container", "container", why.Name, "reason", why.Message)
+			m.containerEvent(pod, why.Name, id, corev1.EventTypeNormal, EventKilling, "%s", killMessage(why))
 			if err := m.stopContainer(ctx, journal.Pod(pod), id, why.Name, killGracePeriod(pod, why)); err != nil {
 				result.ContainerErrors[why.Name] = ContainerError{Name: why.Name, Reason: "KillContainerError", Message: err.Error()}
 				continue
@@ -151,8 +158,12 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 		podIP = status.IPs[0]
 	}
 	if actions.CreateSandbox {
+		if len(status.Sandboxes) > 0 {
+			m.podEvent(pod, corev1.EventTypeNormal, EventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
+		}
 		id, err := m.createSandbox(ctx, pod, actions.Attempt)
 		if err != nil {
+			m.podEvent(pod, corev1.EventTypeWarning, EventFailedSandbox, "Failed to create pod sandbox: %v", err)
 			result.SandboxError = fmt.Errorf("%s: %w", ReasonCreateSandboxError, err)
 			return result
 		}
@@ -221,6 +232,9 @@ func (m *Manager) KillPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 			defer wg.Done()
 			defer order.stopped(c.Name)
 			waited := order.waitForTurn(ctx, m.clock, c.Name, gracePeriod)
+			if pod != nil {
+				m.containerEvent(pod, c.Name, c.ID, corev1.EventTypeNormal, EventKilling, "Stopping container %s", c.Name)
+			}
 			errs <- m.stopContainer(ctx, ref, c.ID, c.Name, remainingGrace(gracePeriod, waited))
 		}()
 	}

@@ -3,6 +3,7 @@ package kuberuntime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
@@ -300,4 +303,49 @@ func TestJournalRecordsCRICalls(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("journal %v, want %v", got, want)
 	}
+}
+
+// The Events a pod's start and stop leave, with upstream's reasons and messages and the
+// container's field path, as `kubectl describe pod` lists them (upstream recordContainerEvent).
+func TestPodEvents(t *testing.T) {
+	m, _, ctx, _ := newFakeRuntime(t)
+	rec := &refRecorder{FakeRecorder: record.NewFakeRecorder(32)}
+	m.recorder = rec
+	pod := podWithCommand(corev1.RestartPolicyAlways, "sleep", "infinity")
+	if err := m.SyncPod(ctx, pod, podStatus(t, ctx, m, pod)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.KillPod(ctx, pod, podStatus(t, ctx, m, pod), 0); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.events
+	want := []string{
+		`Normal Pulling Pulling image "busybox:1.36"`,
+		`Normal Pulled Successfully pulled image "busybox:1.36" in `,
+		`Normal Created Container created`,
+		`Normal Started Container started`,
+		`Normal Killing Stopping container app`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("events = %q, want %d", got, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) || !strings.Contains(got[i], "spec.containers{app}") {
+			t.Errorf("event %d = %q, want %q… about spec.containers{app}", i, got[i], want[i])
+		}
+	}
+}
+
+// refRecorder keeps each Event with the field path it is about.
+type refRecorder struct {
+	*record.FakeRecorder
+	events []string
+}
+
+func (r *refRecorder) Event(obj runtime.Object, eventType, reason, message string) {
+	r.events = append(r.events, fmt.Sprintf("%s %s %s (%s)", eventType, reason, message, obj.(*corev1.ObjectReference).FieldPath))
+}
+
+func (r *refRecorder) Eventf(obj runtime.Object, eventType, reason, format string, args ...any) {
+	r.Event(obj, eventType, reason, fmt.Sprintf(format, args...))
 }
