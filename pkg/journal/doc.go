@@ -16,6 +16,7 @@
 //	PLEG ──────────────┤  (one mutex, a slice;     └─▶ the same on --debug-address (loopback, no
 //	status manager ────┤   oldest overwritten)         authentication) ◀── minikubelet journal
 //	lease, secrets ────┤
+//	prober ────────────┤
 //	start order ───────┘
 //
 // # Sources and kinds (labs depend on these strings)
@@ -27,6 +28,7 @@
 //	syncloop   syncCh                                 yes  (one per pod due for a resync; a tick
 //	                                                        with no pod due is not recorded)
 //	syncloop   housekeepingCh                         -    error (every 2 s)
+//	syncloop   livenessCh, readinessCh, startupCh     yes  result, id (a probe's result changed)
 //	podworker  worker started, syncing, terminating,  yes  updateType, gracePeriod, reason, state
 //	           terminated, worker done                      (a state is recorded when entered; worker
 //	                                                        done when housekeeping ends the goroutine)
@@ -42,6 +44,7 @@
 //	lease      renew                                  -    latency, error
 //	secrets    get, watch, cache hit                  -    kind (secret, configmap), object
 //	start      start, stop                            -    step (a step of the start order), took, error
+//	probe      liveness, readiness, startup           yes  result, container, output (on a change)
 //
 // A pod is "namespace/name" (PodKey). A kubectl delete shows as configCh DELETE (graceful
 // deletion: deletionTimestamp set), later configCh REMOVE (the pod is gone from the API server,

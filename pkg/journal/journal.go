@@ -22,6 +22,7 @@ const (
 	SourceLease     = "lease"     // a renewal of the node Lease
 	SourceSecrets   = "secrets"   // the secret and configmap managers' requests and cache hits
 	SourceStart     = "start"     // a step of the start order started or stopped (pkg/kubelet)
+	SourceProbe     = "probe"     // a probe's result changed (pkg/prober)
 )
 
 // Event is one thing that happened in the kubelet. Record fills Seq and Time.

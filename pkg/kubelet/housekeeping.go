@@ -43,6 +43,7 @@ func (p *pods) handlePodCleanups(ctx context.Context) error {
 		keep[uid] = true
 	}
 	p.status.RemoveOrphanedStatuses(keep)
+	p.probes.manager.CleanupPods(desired)
 	if m := p.cfg.Metrics; m != nil {
 		m.PodWorkers.Set(float64(p.workers.Count()))
 		m.StatusManagerEntries.Set(float64(p.status.Len()))

@@ -103,6 +103,7 @@ func (k *Kubelet) startOrder() []step {
 		{"pod-workers", k.startPodWorkers},                 // one goroutine per pod, idle until a pod arrives
 		{"pleg", k.startPLEG},                              // relist the runtime every second into the pod cache
 		{"status-manager", k.startStatusManager},           // pods/status PATCHes
+		{"prober", k.startProber},                          // liveness, readiness and startup probe workers
 		{"pod-sources", k.startPodSources},                 // pods with spec.nodeName = us, and static manifests
 		{"syncloop", k.startSyncLoop},                      // the main loop: everything above meets here
 	}

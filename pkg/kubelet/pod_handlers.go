@@ -60,6 +60,7 @@ func (p *pods) handlePodRemoves(removed []*corev1.Pod) {
 			continue
 		}
 		p.cfg.Secrets.UnregisterPod(pod)
+		p.probes.manager.RemovePod(pod)
 		p.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
 	}
 }

@@ -33,7 +33,8 @@ func (p *pods) setReasons(uid types.UID, errs map[string]kuberuntime.ContainerEr
 func (p *pods) statusInputs(uid types.UID) statusInputs {
 	p.reasonsMu.Lock()
 	defer p.reasonsMu.Unlock()
-	return statusInputs{nodeIP: p.cfg.NodeIP, runtimeName: p.cfg.RuntimeName, reasons: p.reasons[uid], now: p.cfg.Clock.Now()}
+	return statusInputs{nodeIP: p.cfg.NodeIP, runtimeName: p.cfg.RuntimeName, reasons: p.reasons[uid], now: p.cfg.Clock.Now(),
+		probes: p.probes.manager}
 }
 
 // SyncPod is a pod worker's sync of a running pod (upstream: kubelet.go SyncPod): publish the
@@ -48,6 +49,7 @@ func (p *pods) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror
 	if podsource.IsStaticPod(pod) {
 		p.ensureMirrorPod(ctx, pod, mirror)
 	}
+	p.probes.manager.AddPod(pod) // probe its containers (a newer pod reaches existing workers)
 	// Volumes before containers: write (or refresh) every Secret/ConfigMap/projected volume.
 	if err := p.helper.setUpVolumes(ctx, pod); err != nil {
 		return false, err
@@ -83,6 +85,7 @@ func (p *pods) ensureMirrorPod(ctx context.Context, pod, mirror *corev1.Pod) {
 // the terminal status (upstream: kubelet.go SyncTerminatingPod).
 func (p *pods) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus, grace int64) error {
 	klog.FromContext(ctx).V(2).Info("Stopping pod", "pod", klog.KObj(pod), "gracePeriod", grace)
+	p.probes.manager.StopLivenessAndStartup(pod) // a stopping pod is not restarted; readiness goes on
 	if err := p.cfg.Runtime.KillPod(ctx, pod, rs, grace); err != nil {
 		return err
 	}
@@ -104,6 +107,7 @@ func (p *pods) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *kube
 func (p *pods) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus) error {
 	p.status.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod.UID))))
 	p.cfg.Secrets.UnregisterPod(pod) // its containers are gone: nothing reads its Secrets any more
+	p.probes.manager.RemovePod(pod)
 	klog.FromContext(ctx).V(2).Info("Pod terminated", "pod", klog.KObj(pod))
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/journal"
@@ -19,6 +20,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/podmanager"
 	"github.com/minikubelet/minikubelet/pkg/podsource"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/prober"
 	"github.com/minikubelet/minikubelet/pkg/secretmanager"
 	"github.com/minikubelet/minikubelet/pkg/statusmanager"
 	"github.com/minikubelet/minikubelet/pkg/volume"
@@ -26,12 +28,13 @@ import (
 
 // PodConfig is what the pod lifecycle needs; the Kubelet builds its components from it.
 type PodConfig struct {
-	Client      kubernetes.Interface // required
-	NodeName    string               // required
-	NodeIP      string               // required: hostIP of every pod, podIP of host-network pods
-	Runtime     *kuberuntime.Manager // required
-	RuntimeName string               // containerID prefix, e.g. "minikubelet-fake"
-	ManifestDir string               // static pods; "" disables the file source
+	Client      kubernetes.Interface            // required
+	NodeName    string                          // required
+	NodeIP      string                          // required: hostIP of every pod, podIP of host-network pods
+	Runtime     *kuberuntime.Manager            // required
+	CRI         runtimeapi.RuntimeServiceClient // required: exec probes run through its ExecSync
+	RuntimeName string                          // containerID prefix, e.g. "minikubelet-fake"
+	ManifestDir string                          // static pods; "" disables the file source
 	MaxPods     int
 	// RootDir holds pod volumes: <root>/pods/<uid>/volumes/<plugin>/<name>. Required.
 	RootDir string
@@ -61,6 +64,7 @@ type pods struct {
 	status  *statusmanager.Manager
 	workers *podworkers.PodWorkers // made by the pod-workers step: its goroutines live as long as that step
 	helper  *runtimeHelper         // env and volumes
+	probes  *probes                // liveness, readiness and startup probes and their results
 	// syncLoopJournal records each channel of the syncLoop that fires.
 	syncLoopJournal journal.Recorder
 	reasonsMu       sync.Mutex
@@ -115,6 +119,16 @@ func newPods(cfg PodConfig, rec record.EventRecorder) (*pods, error) {
 	}); err != nil {
 		return nil, err
 	}
+	p.probes = &probes{liveness: prober.NewResultsManager(), readiness: prober.NewResultsManager(),
+		startup: prober.NewResultsManager(), runtimeName: cfg.RuntimeName}
+	if p.probes.manager, err = prober.New(prober.Config{
+		Exec: execSync{runtime: cfg.CRI}, Status: p.status, Recorder: rec, Clock: cfg.Clock,
+		Liveness: p.probes.liveness, Readiness: p.probes.readiness, Startup: p.probes.startup,
+		Journal: cfg.Journal.For(journal.SourceProbe),
+	}); err != nil {
+		return nil, err
+	}
+	cfg.Runtime.SetProbeResults(p.probes)
 	if p.sources, err = podsource.New(podsource.Config{
 		Client: cfg.Client, NodeName: cfg.NodeName, ManifestDir: cfg.ManifestDir,
 		FileCheckFrequency: cfg.FileCheckFrequency, Recorder: rec, Clock: cfg.Clock,
@@ -158,6 +172,7 @@ func (k *Kubelet) makePodLifecycle(context.Context) (component, error) {
 		NodeName:           o.NodeName,
 		NodeIP:             k.nodeIP.String(),
 		Runtime:            runtimeManager,
+		CRI:                k.cri.Runtime,
 		RuntimeName:        k.cri.Version().GetRuntimeName(),
 		ManifestDir:        cfg.StaticPodPath,
 		MaxPods:            int(cfg.MaxPods),
@@ -199,6 +214,11 @@ func (k *Kubelet) startPLEG(context.Context) (component, error) { return loop(k.
 // startStatusManager writes pods/status and finishes graceful deletions.
 func (k *Kubelet) startStatusManager(context.Context) (component, error) {
 	return loop(k.pods.status.Run), nil
+}
+
+// startProber runs the probe workers, one per container and probe kind.
+func (k *Kubelet) startProber(context.Context) (component, error) {
+	return loop(k.pods.probes.manager.Run), nil
 }
 
 // startPodSources watches the API server's pods with spec.nodeName = us, and reads the static

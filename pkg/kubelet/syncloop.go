@@ -12,6 +12,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/pleg"
 	"github.com/minikubelet/minikubelet/pkg/podsource"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/prober"
 )
 
 // The syncLoop (upstream: pkg/kubelet/kubelet.go syncLoop, syncLoopIteration): one goroutine
@@ -72,6 +73,12 @@ func (p *pods) syncLoopIteration(ctx context.Context, configCh <-chan podsource.
 				p.dispatch(current, podworkers.SyncPodSync)
 			}
 		}
+	case u := <-p.probes.liveness.Updates():
+		p.handleProbeUpdate(ctx, prober.Liveness, u) // a failure: kuberuntime kills the container
+	case u := <-p.probes.readiness.Updates():
+		p.handleProbeUpdate(ctx, prober.Readiness, u) // into the status: Ready follows
+	case u := <-p.probes.startup.Updates():
+		p.handleProbeUpdate(ctx, prober.Startup, u) // into the status: Started follows
 	case <-housekeepingCh:
 		var fields map[string]string
 		if err := p.handlePodCleanups(ctx); err != nil {

@@ -120,6 +120,10 @@ func (m *Manager) GCBackoffs() {
 	m.pullBackoff.GC()
 }
 
+// SetProbeResults sets where the liveness and startup probes' results come from (the kubelet's
+// prober, built after the runtime manager). Call it before the first SyncPod.
+func (m *Manager) SetProbeResults(p ProbeResults) { m.probes = p }
+
 // SetOptionsGenerator sets where env and mounts come from (the kubelet, once it has built its
 // secret manager and volumes). Call it before the first SyncPod.
 func (m *Manager) SetOptionsGenerator(g OptionsGenerator) { m.options = g }

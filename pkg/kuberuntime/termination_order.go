@@ -97,26 +97,31 @@ func remainingGrace(gracePeriod int64, waited time.Duration) int64 {
 	return max(gracePeriod-int64(waited/time.Second), minGracePeriod)
 }
 
-// killGracePeriod is the grace period of a container killed in a sync: the pod's, or, for a
-// liveness or startup probe failure, the probe's terminationGracePeriodSeconds when it sets one
-// (upstream killContainer).
+// killGracePeriod is the grace period of a container killed in a sync (upstream
+// setTerminationGracePeriod): a deleted pod's deletion grace period; else, for a liveness or
+// startup probe failure, the probe's terminationGracePeriodSeconds when it sets one (it may be
+// longer than the pod's); else the pod's terminationGracePeriodSeconds (30 by API default), or
+// the 2 s minimum when the spec has none.
 func killGracePeriod(pod *corev1.Pod, why KillReason) int64 {
-	grace := gracePeriod(pod)
-	c := containerSpec(pod, why.Name)
-	if c == nil {
-		return grace
+	switch {
+	case pod.DeletionGracePeriodSeconds != nil:
+		return *pod.DeletionGracePeriodSeconds
+	case pod.Spec.TerminationGracePeriodSeconds == nil:
+		return minGracePeriod
 	}
-	var probe *corev1.Probe
-	switch why.Reason {
-	case "LivenessProbe":
-		probe = c.LivenessProbe
-	case "StartupProbe":
-		probe = c.StartupProbe
+	if c := containerSpec(pod, why.Name); c != nil {
+		var probe *corev1.Probe
+		switch why.Reason {
+		case "LivenessProbe":
+			probe = c.LivenessProbe
+		case "StartupProbe":
+			probe = c.StartupProbe
+		}
+		if probe != nil && probe.TerminationGracePeriodSeconds != nil {
+			return *probe.TerminationGracePeriodSeconds
+		}
 	}
-	if probe != nil && probe.TerminationGracePeriodSeconds != nil {
-		return *probe.TerminationGracePeriodSeconds
-	}
-	return grace
+	return *pod.Spec.TerminationGracePeriodSeconds
 }
 
 // containerSpec finds a container or init container of pod by name.

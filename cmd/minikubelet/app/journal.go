@@ -29,7 +29,7 @@ func newJournalCommand() *cobra.Command {
 		Short: "Print what the kubelet just did: syncLoop channels, pod workers, CRI calls, PLEG, status, lease",
 		Long: `journal prints the events minikubelet keeps in its journal (the latest 4096), one line each:
 seq, time, source, kind, pod, then the message and fields. Sources are syncloop, podworker,
-cri, pleg, status, lease, secrets and start (the start order's steps).
+cri, pleg, status, lease, secrets, probe and start (the start order's steps).
 
 It reads them from minikubelet's loopback debug address (--debug-address, which make run
 sets to 127.0.0.1:10256). With --follow it then waits for new events and prints them as they
@@ -48,7 +48,7 @@ happen, until Ctrl-C. Examples:
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until Ctrl-C")
 	cmd.Flags().StringVar(&filter.Pod, "pod", "", "only the events of this pod, namespace/name")
-	cmd.Flags().StringVar(&filter.Source, "source", "", "only the events of this source: syncloop, podworker, cri, pleg, status, lease, secrets or start")
+	cmd.Flags().StringVar(&filter.Source, "source", "", "only the events of this source: syncloop, podworker, cri, pleg, status, lease, secrets, probe or start")
 	cmd.Flags().StringVar(&address, "address", "127.0.0.1:10256", "minikubelet's --debug-address")
 	return cmd
 }
