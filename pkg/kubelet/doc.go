@@ -30,6 +30,7 @@
 //	pod-workers          one goroutine per pod
 //	pleg                 relist every second into the pod cache
 //	status-manager       pods/status PATCHes
+//	prober               liveness, readiness and startup probe workers
 //	pod-sources          the API server's pods for this node, static manifests
 //	syncloop             the main loop
 //
@@ -42,12 +43,18 @@
 //	                (pod_handlers.go; admission by maxPods)
 //	plegCh          PLEG: a container started or died → that pod's worker syncs
 //	syncCh (1 s)    pods whose resync or retry time came (pod workers' DuePods)
-//	housekeepingCh  (2 s) stop workers of pods no longer desired, forget their statuses,
-//	                remove their sandboxes from the runtime, delete orphaned mirror pods
-//	                (housekeeping.go)
+//	livenessCh      the liveness probe failed → sync: kuberuntime kills the container, and
+//	                restarts it as restartPolicy says (probes.go)
+//	readinessCh     readiness changed → statusManager.SetContainerReadiness, sync
+//	startupCh       startup changed → statusManager.SetContainerStartup, sync (a failure
+//	                kills the container as liveness does)
+//	housekeepingCh  (2 s) stop workers of pods no longer desired, forget their statuses and
+//	                probe workers, remove their sandboxes from the runtime, delete orphaned
+//	                mirror pods (housekeeping.go)
 //
-// Upstream's loop has three more channels, for the liveness, readiness and startup probe
-// managers; minikubelet has no prober yet.
+// The three probe channels are the results managers of pkg/prober, whose workers probe every
+// container that has a probe (SyncPod adds a pod's; generateAPIPodStatus asks the prober for
+// each container's Ready and Started).
 //
 // A pod worker calls back into SyncPod / SyncTerminatingPod / SyncTerminatedPod (pod_sync.go):
 // compute the API status (generateAPIPodStatus in pod_status.go, pure), hand it to the status
@@ -56,6 +63,7 @@
 // # Files
 //
 //	kubelet.go       Config, Kubelet, New, the start order
+//	probes.go        the prober's results into the syncLoop, kuberuntime and the status
 //	start.go         the step runner: start in order, stop in reverse
 //	node.go          the node's steps: identity, clients, Events, registration, Lease, status
 //	runtime.go       the runtime's steps and the node's readiness check on it
