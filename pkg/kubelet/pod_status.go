@@ -21,6 +21,8 @@ type statusInputs struct {
 	// probes sets each container status's Ready and Started from the probes' results (the
 	// prober manager's UpdatePodStatus); nil: as if no container had a probe.
 	probes readinessUpdater
+	// evict, when set, fails the pod with its reason and message (activeDeadlineSeconds).
+	evict *eviction
 }
 
 // readinessUpdater sets Ready and Started on a pod's container statuses (upstream:
@@ -78,6 +80,9 @@ func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statu
 	}
 	if st.Phase == old.Phase { // the reason and message go with the phase (e.g. DeadlineExceeded)
 		st.Reason, st.Message = old.Reason, old.Message
+	}
+	if in.evict != nil && old.Phase != corev1.PodSucceeded { // upstream: the PodSyncHandlers' ShouldEvict
+		st.Phase, st.Reason, st.Message = corev1.PodFailed, in.evict.reason, in.evict.message
 	}
 	st.Conditions = podConditions(pod, &st, kuberuntime.SandboxReady(pod, rs))
 	return st

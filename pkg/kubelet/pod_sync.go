@@ -30,18 +30,19 @@ func (p *pods) setReasons(uid types.UID, errs map[string]kuberuntime.ContainerEr
 	return !reflect.DeepEqual(old, errs) && (len(old) > 0 || len(errs) > 0)
 }
 
-func (p *pods) statusInputs(uid types.UID) statusInputs {
+func (p *pods) statusInputs(pod *corev1.Pod) statusInputs {
+	evict := p.shouldEvict(pod) // outside the lock: it records an Event
 	p.reasonsMu.Lock()
 	defer p.reasonsMu.Unlock()
-	return statusInputs{nodeIP: p.cfg.NodeIP, runtimeName: p.cfg.RuntimeName, reasons: p.reasons[uid], now: p.cfg.Clock.Now(),
-		probes: p.probes.manager}
+	return statusInputs{nodeIP: p.cfg.NodeIP, runtimeName: p.cfg.RuntimeName, reasons: p.reasons[pod.UID], now: p.cfg.Clock.Now(),
+		probes: p.probes.manager, evict: evict}
 }
 
 // SyncPod is a pod worker's sync of a running pod (upstream: kubelet.go SyncPod): publish the
 // status the runtime shows, keep a static pod's mirror pod, and let kuberuntime start what
 // should run.
 func (p *pods) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror *corev1.Pod, rs *kubecontainer.PodStatus) (bool, error) {
-	apiStatus := generateAPIPodStatus(pod, rs, p.statusInputs(pod.UID))
+	apiStatus := generateAPIPodStatus(pod, rs, p.statusInputs(pod))
 	p.status.SetPodStatus(pod, apiStatus)
 	if apiStatus.Phase == corev1.PodSucceeded || apiStatus.Phase == corev1.PodFailed {
 		return true, nil
@@ -59,7 +60,7 @@ func (p *pods) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror
 		p.pleg.RelistSoon() // the next sync sees the started containers now, not at the next tick
 	}
 	if p.setReasons(pod.UID, result.ContainerErrors) { // show changed waiting reasons now, not at the next sync
-		p.status.SetPodStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod.UID)))
+		p.status.SetPodStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod)))
 	}
 	return false, result.Err()
 }
@@ -98,14 +99,14 @@ func (p *pods) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *kube
 			return fmt.Errorf("container %s of pod %s/%s is still running after being stopped", c.Name, pod.Namespace, pod.Name)
 		}
 	}
-	p.status.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, after, p.statusInputs(pod.UID))))
+	p.status.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, after, p.statusInputs(pod))))
 	return nil
 }
 
 // SyncTerminatedPod publishes the final status of a pod whose containers all stopped; the status
 // manager then finishes a pending deletion in the API (upstream: kubelet.go SyncTerminatedPod).
 func (p *pods) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus) error {
-	p.status.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod.UID))))
+	p.status.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod))))
 	p.cfg.Secrets.UnregisterPod(pod) // its containers are gone: nothing reads its Secrets any more
 	p.probes.manager.RemovePod(pod)
 	klog.FromContext(ctx).V(2).Info("Pod terminated", "pod", klog.KObj(pod))

@@ -65,6 +65,8 @@ type pods struct {
 	workers *podworkers.PodWorkers // made by the pod-workers step: its goroutines live as long as that step
 	helper  *runtimeHelper         // env and volumes
 	probes  *probes                // liveness, readiness and startup probes and their results
+	// recorder records the pod Events the kubelet itself decides (DeadlineExceeded).
+	recorder record.EventRecorder
 	// syncLoopJournal records each channel of the syncLoop that fires.
 	syncLoopJournal journal.Recorder
 	reasonsMu       sync.Mutex
@@ -90,7 +92,7 @@ func newPods(cfg PodConfig, rec record.EventRecorder) (*pods, error) {
 	if cfg.SyncFrequency == 0 {
 		cfg.SyncFrequency = time.Minute
 	}
-	p := &pods{cfg: cfg, reasons: map[types.UID]map[string]kuberuntime.ContainerError{}}
+	p := &pods{cfg: cfg, recorder: rec, reasons: map[types.UID]map[string]kuberuntime.ContainerError{}}
 	p.cache = pleg.NewCache(cfg.Clock)
 	projector, err := volume.New(volume.Config{RootDir: cfg.RootDir, GetSecret: cfg.Secrets.GetSecret, GetConfigMap: cfg.Secrets.GetConfigMap})
 	if err != nil {

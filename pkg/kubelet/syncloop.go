@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/journal"
@@ -67,10 +68,16 @@ func (p *pods) syncLoopIteration(ctx context.Context, configCh <-chan podsource.
 			p.dispatch(pod, podworkers.SyncPodSync)
 		}
 	case <-syncCh:
+		// Pods whose resync or retry is due, and pods past their activeDeadlineSeconds
+		// (upstream getPodsToSync with the PodSyncLoopHandlers).
+		due := map[types.UID]bool{}
 		for _, pod := range p.workers.DuePods() {
-			if current, ok := p.manager.GetPodByUID(pod.UID); ok {
-				p.syncLoopJournal.Record("syncCh", journal.Pod(current), nil)
-				p.dispatch(current, podworkers.SyncPodSync)
+			due[pod.UID] = true
+		}
+		for _, pod := range p.manager.GetPods() {
+			if due[pod.UID] || (!isTerminal(pod) && p.pastDeadline(pod)) {
+				p.syncLoopJournal.Record("syncCh", journal.Pod(pod), nil)
+				p.dispatch(pod, podworkers.SyncPodSync)
 			}
 		}
 	case u := <-p.probes.liveness.Updates():

@@ -179,7 +179,7 @@ func TestDeploymentRunsAndCleansUp(t *testing.T) {
 		return ready == 10, fmt.Sprintf("%d of %d ready", ready, len(list.Items))
 	})
 	out, err := cluster.KubectlOutput("-n", ns, "get", "pods", "-o", "wide")
-	if err != nil || strings.Count(out, n.name) != 10 || !strings.Contains(out, "10.88.") {
+	if err != nil || strings.Count(out, n.name) != 10 || !strings.Contains(out, "127.88.") {
 		t.Errorf("kubectl get pods -o wide (err %v):\n%s", err, out)
 	}
 	t.Logf("kubectl get pods -o wide:\n%s", out)

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
@@ -113,5 +114,30 @@ func TestStartupProbeFailureKills(t *testing.T) {
 	})
 	if cs := getPod(t, ns, "slow").Status.ContainerStatuses[0]; cs.Started != nil && *cs.Started {
 		t.Errorf("app = %+v, want not started while its startup probe fails", cs)
+	}
+}
+
+// activeDeadlineSeconds: a pod active longer than its deadline is Failed with reason
+// DeadlineExceeded and upstream's message, its container stopped, and an Event says why.
+func TestActiveDeadlineSeconds(t *testing.T) {
+	n := startNode(t, "e2e-deadline")
+	ns := namespace(t)
+	spec := podSpec(n.name, corev1.RestartPolicyAlways, "sleep", "infinity")
+	spec.ActiveDeadlineSeconds = ptr.To[int64](3)
+	createPod(t, ns, "bounded", spec)
+	framework.Eventually(t, time.Minute, "Failed DeadlineExceeded", func() (bool, string) {
+		p := getPod(t, ns, "bounded")
+		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "DeadlineExceeded", string(p.Status.Phase) + " " + p.Status.Reason
+	})
+	framework.Eventually(t, time.Minute, "container stopped", func() (bool, string) {
+		p := getPod(t, ns, "bounded")
+		return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].State.Terminated != nil, describe(p)
+	})
+	p := getPod(t, ns, "bounded")
+	if p.Status.Message != "Pod was active on the node longer than the specified deadline" {
+		t.Errorf("message = %q", p.Status.Message)
+	}
+	if !hasEvent(podEvents(t, ns, "bounded"), "kubelet Normal DeadlineExceeded Pod was active on the node longer than the specified deadline") {
+		t.Errorf("no DeadlineExceeded Event in %q", podEvents(t, ns, "bounded"))
 	}
 }

@@ -1,0 +1,48 @@
+package kubelet
+
+// activeDeadlineSeconds (upstream: pkg/kubelet/active_deadline.go, a PodSyncLoopHandler and a
+// PodSyncHandler): a pod active on the node longer than its spec.activeDeadlineSeconds is
+// failed with reason DeadlineExceeded, and its containers are stopped.
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+const (
+	reasonDeadlineExceeded  = "DeadlineExceeded"
+	messageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
+)
+
+// eviction is why the kubelet fails a pod that still runs: its phase becomes Failed with this
+// reason and message (upstream lifecycle.ShouldEvictResponse).
+type eviction struct{ reason, message string }
+
+// pastActiveDeadline reports whether pod, started at its status's startTime, has been active for
+// activeDeadlineSeconds or longer at now. Pure.
+func pastActiveDeadline(pod *corev1.Pod, status corev1.PodStatus, now time.Time) bool {
+	if pod.Spec.ActiveDeadlineSeconds == nil || status.StartTime == nil || status.StartTime.IsZero() {
+		return false
+	}
+	return now.Sub(status.StartTime.Time) >= time.Duration(*pod.Spec.ActiveDeadlineSeconds)*time.Second
+}
+
+// pastDeadline is pastActiveDeadline with the status the kubelet last computed (or the API's).
+func (p *pods) pastDeadline(pod *corev1.Pod) bool {
+	status, ok := p.status.GetPodStatus(pod.UID)
+	if !ok {
+		status = pod.Status
+	}
+	return pastActiveDeadline(pod, status, p.cfg.Clock.Now())
+}
+
+// shouldEvict is upstream's activeDeadlineHandler.ShouldEvict: a pod past its deadline is to be
+// failed, and an Event says so.
+func (p *pods) shouldEvict(pod *corev1.Pod) *eviction {
+	if !p.pastDeadline(pod) {
+		return nil
+	}
+	p.recorder.Eventf(pod, corev1.EventTypeNormal, reasonDeadlineExceeded, messageDeadlineExceeded)
+	return &eviction{reason: reasonDeadlineExceeded, message: messageDeadlineExceeded}
+}
