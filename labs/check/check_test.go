@@ -86,7 +86,7 @@ func running(name, node string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec:       corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyAlways},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.88.0.9", StartTime: ptr.To(metav1.Now()),
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "127.88.0.9", StartTime: ptr.To(metav1.Now()),
 			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "c", ContainerID: "minikubelet-fake://abc", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
 	}
@@ -261,8 +261,8 @@ func TestKilledAndRestarted(t *testing.T) {
 // Lab 04: the old sandbox stays NOTREADY, exactly one new one is READY, and the API shows its IP.
 func TestSandboxReplaced(t *testing.T) {
 	pod := running("lab04-sandbox", "n")
-	old := fakeSandbox{ID: "old", State: "SANDBOX_NOTREADY", IP: "10.88.0.8"}
-	cur := fakeSandbox{ID: "new", State: "SANDBOX_READY", IP: "10.88.0.9"}
+	old := fakeSandbox{ID: "old", State: "SANDBOX_NOTREADY", IP: "127.88.0.8"}
+	cur := fakeSandbox{ID: "new", State: "SANDBOX_READY", IP: "127.88.0.9"}
 	tests := []struct {
 		name      string
 		sandboxes []fakeSandbox
@@ -271,7 +271,7 @@ func TestSandboxReplaced(t *testing.T) {
 		{"never flipped", []fakeSandbox{cur}, false},
 		{"not replaced yet", []fakeSandbox{old}, false},
 		{"replaced", []fakeSandbox{old, cur}, true},
-		{"API shows the old IP", []fakeSandbox{old, {ID: "new", State: "SANDBOX_READY", IP: "10.88.0.10"}}, false},
+		{"API shows the old IP", []fakeSandbox{old, {ID: "new", State: "SANDBOX_READY", IP: "127.88.0.10"}}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -202,7 +202,7 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 	}
 	if c.PodCIDR != "" {
 		if p, err := netip.ParsePrefix(c.PodCIDR); err != nil || !p.Addr().Is4() || p.Bits() > 30 {
-			errs = append(errs, fmt.Sprintf("podCIDR (--pod-cidr) %q must be an IPv4 range of /30 or larger, like 10.88.0.0/16", c.PodCIDR))
+			errs = append(errs, fmt.Sprintf("podCIDR (--pod-cidr) %q must be an IPv4 range of /30 or larger, like 127.88.0.0/16", c.PodCIDR))
 		}
 	}
 	if c.FileCheckFrequency.Duration <= 0 {

@@ -65,7 +65,7 @@ func configFlags(fs *pflag.FlagSet, c *kubeletconfig.KubeletConfiguration) {
 	fs.Int32Var(&c.MaxPods, "max-pods", c.MaxPods, "number of pods that can run on this node (config: maxPods)")
 	fs.StringVar(&c.PodLogsDir, "pod-logs-dir", c.PodLogsDir, "directory for container logs, <dir>/<namespace>_<pod>_<uid>/<container>/<restart>.log (config: podLogsDir; default <root-dir>/pod-logs)")
 	fs.StringVar(&c.StaticPodPath, "pod-manifest-path", c.StaticPodPath, "directory of static pod manifests (config: staticPodPath)")
-	fs.StringVar(&c.PodCIDR, "pod-cidr", c.PodCIDR, "IPv4 range the built-in fake runtime gives pod IPs from, /30 or larger (config: podCIDR; default 10.88.0.0/16; a real runtime's CNI chooses its own)")
+	fs.StringVar(&c.PodCIDR, "pod-cidr", c.PodCIDR, "IPv4 range the built-in fake runtime gives pod IPs from, /30 or larger (config: podCIDR; default 127.88.0.0/16: loopback, so probes and curl reach what a fake container serves without touching the host's network; outside 127.0.0.0/8 fake containers cannot serve; a real runtime's CNI chooses its own)")
 	fs.DurationVar(&c.NodeStatusUpdateFrequency.Duration, "node-status-update-frequency", c.NodeStatusUpdateFrequency.Duration, "how often the node status is computed (config: nodeStatusUpdateFrequency)")
 	fs.DurationVar(&c.RuntimeRequestTimeout.Duration, "runtime-request-timeout", c.RuntimeRequestTimeout.Duration, "timeout of CRI calls (config: runtimeRequestTimeout)")
 	fs.BoolVar(&c.RotateCertificates, "rotate-certificates", c.RotateCertificates, "rotate the client certificate before it expires (config: rotateCertificates)")
@@ -143,7 +143,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 			return fmt.Errorf("--pod-manifest-path (config: staticPodPath) cannot be shared by --nodes %d node agents: each would run every static pod; run static pods on a minikubelet of their own, without --nodes", o.Nodes)
 		}
 		if o.Config.PodCIDR != "" {
-			return fmt.Errorf("podCIDR %s cannot be shared by --nodes %d node agents: drop it, node i gets 10.x.y.0/24 of its own (see ForNode)", o.Config.PodCIDR, o.Nodes)
+			return fmt.Errorf("podCIDR %s cannot be shared by --nodes %d node agents: drop it, node i gets 127.x.y.0/24 of its own (see ForNode)", o.Config.PodCIDR, o.Nodes)
 		}
 	}
 	if o.CertDir == "" {
@@ -200,13 +200,15 @@ func (o *Options) ForNode(i int) *Options {
 	return &n
 }
 
-// MaxNodes is the most node agents one process runs: each gets a /24 of 10.88.0.0 – 10.255.255.0.
+// MaxNodes is the most node agents one process runs: each gets a /24 of 127.88.0.0 –
+// 127.255.255.0.
 const MaxNodes = (256 - 88) * 256
 
-// nodePodCIDR is node agent i's pod range: the i-th /24 after 10.88.0.0 (node 1: 10.88.1.0/24,
-// node 256: 10.89.0.0/24), so pods on different nodes never share an IP. Pure.
+// nodePodCIDR is node agent i's pod range: the i-th /24 after 127.88.0.0 (node 1:
+// 127.88.1.0/24, node 256: 127.89.0.0/24), so pods on different nodes never share an IP. It is
+// loopback, like the fake runtime's default, so their containers can serve. Pure.
 func nodePodCIDR(i int) string {
-	return fmt.Sprintf("10.%d.%d.0/24", 88+i/256, i%256)
+	return fmt.Sprintf("127.%d.%d.0/24", 88+i/256, i%256)
 }
 
 func (o *Options) validate() error {

@@ -167,7 +167,7 @@ func TestNodesDeriveOneDirectoryPerNode(t *testing.T) {
 		t.Errorf("ForNode = name %s nodes %d root %s certs %s kubeconfig %s logs %s", n.NodeName, n.Nodes, n.RootDir, n.CertDir, n.Kubeconfig, n.Config.PodLogsDir)
 	}
 	// Each node's fake runtime hands out pod IPs from a /24 of its own.
-	for i, want := range map[int]string{1: "10.88.1.0/24", 2: "10.88.2.0/24", 255: "10.88.255.0/24", 256: "10.89.0.0/24", MaxNodes - 1: "10.255.255.0/24"} {
+	for i, want := range map[int]string{1: "127.88.1.0/24", 2: "127.88.2.0/24", 255: "127.88.255.0/24", 256: "127.89.0.0/24", MaxNodes - 1: "127.255.255.0/24"} {
 		if got := o.ForNode(i).Config.PodCIDR; got != want {
 			t.Errorf("node %d: podCIDR %s, want %s", i, got, want)
 		}

@@ -18,13 +18,16 @@ const defaultFakeSocket = "/var/lib/minikubelet/fake-runtime.sock"
 // newFakeRuntimeCommand is `minikubelet fake-runtime`: serve the fake CRI runtime as its own
 // process, and break it on purpose for labs.
 func newFakeRuntimeCommand() *cobra.Command {
-	var socket string
+	var socket, podCIDR string
 	cmd := &cobra.Command{
 		Use:   "fake-runtime",
 		Short: "Run the fake CRI runtime on its own, or inject faults into a running one",
 		Long: `The fake CRI runtime is a real CRI v1 gRPC server on a unix socket that keeps containers in
 memory; a container's command decides what it does (sleep infinity, sleep 5, sh -c "exit 3",
-echo hi). crictl talks to it: crictl -r unix://<socket> ps -a.
+echo hi, sh -c "touch /tmp/healthy; sleep 30; rm -f /tmp/healthy", serve http 8080 /healthz=200).
+It never runs a host command: files a container writes live in memory or in its CRI mounts, and
+serve listens on the pod IP, a loopback address (--pod-cidr, default ` + fake.DefaultPodCIDR + `).
+crictl talks to it: crictl -r unix://<socket> ps -a.
 
 minikubelet starts one in-process on <root-dir>/fake-runtime.sock unless given
 --container-runtime-endpoint. Run it standalone (so it outlives kubelet restarts, as a real runtime
@@ -41,7 +44,7 @@ does) with 'fake-runtime serve', and point minikubelet at it with --container-ru
 			if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 				return fmt.Errorf("create the directory of --socket %s: %w", path, err)
 			}
-			rt, err := fake.New(fake.Config{Socket: path})
+			rt, err := fake.New(fake.Config{Socket: path, PodCIDR: podCIDR})
 			if err != nil {
 				return err
 			}
@@ -50,6 +53,7 @@ does) with 'fake-runtime serve', and point minikubelet at it with --container-ru
 			return rt.Serve(ctx)
 		},
 	}
+	serve.Flags().StringVar(&podCIDR, "pod-cidr", fake.DefaultPodCIDR, "IPv4 range of pod IPs; containers can serve only inside 127.0.0.0/8")
 	state := &cobra.Command{
 		Use:   "state",
 		Short: "Print the runtime's sandboxes and containers as JSON",

@@ -21,7 +21,7 @@ const (
 )
 
 // container is one container and its "process": a program of steps with a program counter
-// (process.go runs it).
+// (process.go runs it), its filesystem and the servers its program runs.
 type container struct {
 	id        string
 	seq       uint64 // creation order
@@ -38,9 +38,10 @@ type container struct {
 	message   string
 	resources *runtimeapi.ContainerResources
 
-	program []step
-	pc      int         // index of the next step to run
+	proc    process     // the main program, its next step and $?
 	timer   clock.Timer // pending sleep, nil if none
+	fs      *rootfs     // CRI mounts over an in-memory layer; gone with the container
+	servers []*server   // what its program serves; stopped when it exits
 
 	// exited and attached are made when the container starts. exited is closed when its process
 	// exits, which ends exec sessions; attached are the attach sessions that receive what the
@@ -132,13 +133,14 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 		logPath:   logPath,
 		state:     runtimeapi.ContainerState_CONTAINER_CREATED,
 		createdAt: r.clock.Now(),
-		program:   parseProgram(slices.Concat(cfg.GetCommand(), cfg.GetArgs()), unknownRunsForever),
+		proc:      process{program: parseProgram(slices.Concat(cfg.GetCommand(), cfg.GetArgs()), unknownRunsForever)},
+		fs:        newRootfs(cfg.GetMounts(), cfg.GetWorkingDir()),
 	}
 	if res := cfg.GetLinux().GetResources(); res != nil {
 		c.resources = &runtimeapi.ContainerResources{Linux: proto.Clone(res).(*runtimeapi.LinuxContainerResources)}
 	}
 	r.containers[c.id] = c
-	klog.FromContext(ctx).V(2).Info("Container created", "containerID", c.id, "podSandboxID", s.id, "name", cfg.GetMetadata().GetName(), "program", fmt.Sprint(c.program))
+	klog.FromContext(ctx).V(2).Info("Container created", "containerID", c.id, "podSandboxID", s.id, "name", cfg.GetMetadata().GetName(), "program", fmt.Sprint(c.proc.program))
 	r.publishLocked(c.id, r.sandboxes[c.sandboxID], runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
 	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
 }
@@ -234,11 +236,11 @@ func (r *Runtime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerSt
 	}
 	resp := &runtimeapi.ContainerStatusResponse{Status: c.toStatus()}
 	if req.GetVerbose() {
-		program := make([]string, len(c.program))
-		for i, st := range c.program {
+		program := make([]string, len(c.proc.program))
+		for i, st := range c.proc.program {
 			program[i] = st.String()
 		}
-		resp.Info = infoJSON("info", map[string]any{"sandboxID": c.sandboxID, "program": program, "pc": c.pc})
+		resp.Info = infoJSON("info", map[string]any{"sandboxID": c.sandboxID, "program": program, "pc": c.proc.pc, "status": c.proc.status})
 	}
 	return resp, nil
 }

@@ -1,7 +1,8 @@
 // Package fake is minikubelet's container runtime: an in-memory CRI v1 RuntimeService and
 // ImageService served over gRPC on a unix socket, with a streaming HTTP server on loopback for
 // exec, attach and port-forward. The kubelet, crictl and critest talk to it exactly as they talk
-// to containerd; nothing is ever executed on the host.
+// to containerd; nothing is ever executed on the host. Containers have a small filesystem and
+// can serve HTTP, TCP and gRPC on their pod IP, so probes, port-forward and curl reach them.
 //
 // # Role and upstream counterparts
 //
@@ -41,52 +42,127 @@
 // labels and annotations are stored as given; a sandbox name (name, namespace, uid, attempt) and a
 // container name (name, attempt) within its sandbox are unique while the object exists; Stop* and
 // Remove* are idempotent and an unknown ID is not an error; stopping a sandbox stops its containers
-// and removing it removes them. A sandbox gets a pod IP from Config.PodCIDR (default 10.88.0.0/16),
-// unique among live sandboxes, unless it uses the host network (NamespaceOption.Network == NODE).
+// and removing it removes them. A sandbox gets a pod IP from Config.PodCIDR (default
+// 127.88.0.0/16, see "Pod IPs"), unique among live sandboxes, unless it uses the host network
+// (NamespaceOption.Network == NODE).
 // Every state change is published on GetContainerEvents (for sandboxes the ContainerId is the
 // sandbox ID, as containerd does).
 //
 // # Container programs
 //
 // A container's command followed by its args (the image has no entrypoint: an empty command runs
-// forever, like the pause image) is read as a tiny program. `sh -c SCRIPT` (also bash, /bin/sh, …)
-// splits SCRIPT on ";", newlines and "&&" into steps; any other command is a single step. Steps:
+// forever, like the pause image) is read as a tiny program. `sh -c SCRIPT` (also bash, /bin/sh,
+// -ec, …) is a small shell: commands separated by ";" or newlines run in turn, "a && b" runs b
+// only if a succeeded and "a || b" only if it failed (left to right, on $?, the status of the last
+// command run), "cmd &" does not wait for cmd, '…', "…" and \ quote, # starts a comment, and
+// "> F", ">> F", "2> F", "2>&1", ">&2", "&> F" redirect output to files of the container (below).
+// The script's status is its last command's. No pipes, input redirection, variables or control
+// flow: "|" and "<" are syntax errors that say so; if, while, $VAR are words like any other. Any
+// other command line is a single command, its words taken as they are (no redirections).
 //
 //	sleep infinity | sleep inf      block until stopped
 //	sleep N                         wait N seconds (N may be fractional; suffixes s, m, h) on the clock
-//	exit N                          exit with code N at once
-//	true | : | false                exit status 0 (go on) or exit with code 1
-//	echo [-n] WORDS…                write WORDS to the log on stdout ("echo WORDS >&2": on stderr)
+//	exit [N]                        exit with code N (without N: $?) at once
+//	true | : | false                status 0 or 1
+//	echo [-n] WORDS…                write WORDS to stdout: the log, or where it is redirected
 //	env | printenv [NAME]           print the container's environment (from its CRI config)
 //	hostname                        print the sandbox's hostname
-//	cat FILE… | ls [DIR]            read the container's CRI mounts (ContainerPath → HostPath) only;
-//	                                any other path is "No such file or directory"; exit 1 on error
+//	cat FILE… | ls [PATH…]          read the container's filesystem; busybox's message and status 1
+//	touch F… | rm [-f] [-r] F…      if something is missing ("cat: can't open 'F': No such file or
+//	mkdir [-p] D…                   directory"), read-only ("… Read-only file system") or a mount point
+//	test EXPR | [ EXPR ]            -e -f -d -s F, -n -z S, S = S, S != S, N -eq|-ne|-lt|-le|-gt|-ge N, ! EXPR
+//	serve …, httpd …                answer on the pod IP (see "Serving")
 //	anything else (nginx, /pause …) block until stopped, like a server
 //
-// The program exits 0 after its last step. So:
+// The program exits with the last status after its last command. So:
 //
 //	sleep infinity                          RUNNING until stopped
 //	sleep 10                                exits 0 after 10 s
 //	sh -c "exit 3"                          exits 3 right after start
 //	echo hello world                        logs "hello world", exits 0
 //	sh -c "echo hi; sleep 5; exit 2"        logs "hi", exits 2 after 5 s
+//	sh -c "touch /tmp/healthy; sleep 30; rm -f /tmp/healthy; sleep 600"
+//	                                        the docs' liveness-exec pod: `cat /tmp/healthy` in an
+//	                                        exec probe succeeds for 30 s, then fails
+//	sh -c "sleep 10 && echo bye > /dev/termination-log"   the termination message
 //
 // ExecSync runs a command with the same grammar inside a running container, with one difference:
-// unknown commands succeed at once with no output (so exec probes such as `nginx -t` pass). The
-// inspection commands let a student prove projection without a real container —
-// `kubectl exec pod -- cat /etc/config/key` reads the file the kubelet projected — and they can
-// never reach a host path that was not mounted into the container.
+// unknown commands succeed at once with no output (so exec probes such as `nginx -t` pass). It
+// shares the container's filesystem with its program: `kubectl exec pod -- cat /etc/config/key`
+// reads the file the kubelet projected, `kubectl exec pod -- rm /tmp/ready` fails a readiness
+// probe that serves that file, and no command can reach a host path that was not mounted.
 // Waits are capped by the request's timeout (then DeadlineExceeded).
 //
-// One interpreter runs every program (runSteps in process.go): the container's main program,
+// # Filesystem
+//
+// Each container instance has a filesystem (rootfs.go; its host side in mounts.go), made at
+// CreateContainer and gone at RemoveContainer: a new attempt of the container starts afresh, as
+// with an image's layers. Its program, ExecSync, exec sessions and serve all see the same one:
+//
+//	/etc/config/key   under a CRI mount (longest ContainerPath wins): the mounted host file or
+//	                  directory, read and written for real. Mount.Readonly refuses writes with
+//	                  "Read-only file system"; a mount point cannot be removed ("Device or
+//	                  resource busy"). Host operations are confined to the mount with os.Root:
+//	                  a symlink that leads out of it is refused ("Permission denied"). The atomic
+//	                  writer's "..data" entries stay hidden, as ls hides them.
+//	/tmp/healthy      anywhere else: an in-memory layer of at most 16 MiB that starts with
+//	                  busybox's directories (/bin /dev /etc /home /proc /root /run /sys /tmp /usr
+//	                  /usr/bin /usr/share /var /var/log /var/run), the parents of the mount points,
+//	                  the working directory and /dev/null. A file needs its directory.
+//
+// Relative paths start at the CRI WorkingDir (default /). So `echo "bye" > /dev/termination-log`
+// lands in the file the kubelet mounts there, and in the layer when it mounts none.
+//
+// # Serving
+//
+// A container answers for real on its pod IP: the kubelet's httpGet, tcpSocket and grpc probes
+// connect to it as to any pod, and so do port-forward and curl on the host. The probe decides
+// nothing: the answer comes from what the container serves (serve.go).
+//
+//	serve http PORT [ROUTE…]        HTTP/1.1. ROUTE is /PATH=CODE (that status, 200–599) or
+//	                                /PATH=FILE (200 with the file's content while it exists, 404
+//	                                otherwise); a /PATH/ ending in "/" also matches below it and
+//	                                maps the rest to FILE/… (a directory answers its index.html).
+//	                                The longest PATH wins; none matches: 404; no routes: 200 "OK".
+//	serve tcp PORT                  accept and echo each connection until the client closes
+//	serve grpc PORT [STATUS|FILE]   grpc.health.v1 Health/Check for every service: SERVING
+//	                                (default), NOT_SERVING, or SERVING while FILE exists
+//	httpd [-f] [-p [IP:]PORT] [-h DIR]   busybox's httpd: serve http PORT /=DIR (default 80, "."),
+//	                                in the background unless -f, as busybox daemonizes
+//
+// In the main program serve runs until the container stops ("serve … &": and the program goes
+// on); in an exec it runs until the exec ends. Either way its listener closes then. A failure —
+// a pod IP outside 127.0.0.0/8, a port already taken — is printed on stderr (the container's
+// log) with what to do, and serve's status is 1. Example, readiness a student flips by hand:
+//
+//	sh -c "touch /tmp/ready; serve http 8080 /healthz=200 /ready=/tmp/ready"
+//	kubectl exec pod -- rm /tmp/ready       the readiness probe on /ready now gets 404
+//
+// # Pod IPs
+//
+// The runtime never changes the host's network (no interfaces, routes or iptables), yet the
+// host must reach pod IPs. So they are loopback addresses: DefaultPodCIDR is 127.88.0.0/16, and
+// on Linux every 127/8 address is local, so listening on 127.88.0.5:8080 needs nothing set up;
+// `--nodes` gives node i 127.x.y.0/24 (pkg/options). A range outside 127/8 (--pod-cidr) still
+// works for everything else, but containers cannot serve. What loopback costs: a pod IP shares
+// the host's ports with listeners on the host's wildcard address (a pod cannot serve :10250 if
+// the kubelet listens on 0.0.0.0:10250), and the API server refuses loopback addresses in
+// EndpointSlices, so a Service selecting fake pods gets no endpoints. Network namespaces or
+// routed ranges would avoid both, but need root and change the host.
+//
+// # The interpreter
+//
+// One interpreter runs every program (process.run in process.go): the container's main program,
 // ExecSync and exec sessions. It writes output to a sink — the container's log and attach
-// sessions, ExecSync's buffers, an exec client's streams — and runs steps until one must wait
-// (sleep, block, read stdin) or the program ends. The caller does the waiting. The main program
-// runs under the runtime's lock, so StartContainer returns once the program first waits; a sleep
-// arms a timer on Config.Clock whose callback runs the next turn:
+// sessions, ExecSync's buffers, an exec client's streams, a file when redirected — and runs
+// commands until one must wait (sleep, block, read stdin, serve) or the program ends. The caller
+// does the waiting and the serving. The main program runs under the runtime's lock, so
+// StartContainer returns once the program first waits; a sleep arms a timer on Config.Clock
+// whose callback runs the next turn:
 //
 //	StartContainer ─▶ turn ──sleep N──▶ timer fires ─▶ turn ─ … ─▶ exit ─▶ EXITED
-//	                    └──sleep infinity, server──▶ waits for StopContainer / RemoveContainer
+//	                    ├──serve … &──▶ listener started ─▶ same turn goes on
+//	                    └──sleep infinity, serve, server──▶ waits for StopContainer / RemoveContainer
 //
 // ExecSync and exec sessions wait in a blocking loop instead (execute), on the clock, the
 // container's exit, the request's deadline and the caller's context.
@@ -105,9 +181,9 @@
 //	exec          needs a RUNNING container, a cmd and at least one of stdin, stdout, stderr. cmd
 //	              runs with the program grammar, as ExecSync does, but live: echo writes as it
 //	              goes, `cat` with no arguments copies stdin to stdout until EOF (so
-//	              `kubectl exec -i pod -- cat` echoes), cat FILE / ls / env / printenv / hostname
-//	              inspect as above, `sleep N` waits on Config.Clock, unknown commands succeed with
-//	              no output. A non-zero exit (`sh -c "exit 3"`) reaches the client as its exit
+//	              `kubectl exec -i pod -- cat` echoes; `sh -c "cat > F"` fills F), the built-ins
+//	              act on the container's filesystem as above, `sleep N` waits on Config.Clock,
+//	              unknown commands succeed with no output. A non-zero exit (`sh -c "exit 3"`) reaches the client as its exit
 //	              code. With tty, all output is on stdout and "\n" becomes "\r\n", as a terminal
 //	              shows it; resize events are read and ignored. If the container exits meanwhile,
 //	              the session ends with exit code 137, as the process would be killed with it.
@@ -116,12 +192,13 @@
 //	              and stderr, until the container exits; a client that has gone is noticed at the
 //	              next write. Programs read no input, so stdin is discarded. A client more than
 //	              64 writes behind misses output rather than slow the container down.
-//	port-forward  needs a READY sandbox. The fake pod has no network, so every port 1–65535 is
-//	              an echo server: each forwarded connection gets back what it sends, until it
-//	              closes its side (`kubectl port-forward pod 8080:80`, then `nc localhost 8080`).
+//	port-forward  needs a READY sandbox. A port a container of the pod serves is connected to
+//	              that server (`kubectl port-forward pod 8080:80`, then curl localhost:8080); every
+//	              other port 1–65535 is an echo server: each forwarded connection gets back what it
+//	              sends, until it closes its side (then `nc localhost 8080`).
 //
-// None of these ever runs a host program; a test execs `touch` and `sh -c "touch …"` and checks
-// that no file appeared. When Serve stops, it closes the connections of open sessions (they are
+// None of these ever runs a host program; a test execs `touch` and `sh -c "touch …"` with a host
+// path and checks that no file appeared (it went to the container's layer, or failed). When Serve stops, it closes the connections of open sessions (they are
 // hijacked, so http.Server.Close alone would not) and waits for them to end.
 //
 // # Logs
@@ -157,6 +234,8 @@
 // # What it simplifies
 //
 // No processes, images, cgroups or network namespaces exist: exec runs the program grammar,
-// attach relays program output, port-forward echoes. Checkpointing and CRI metrics are
-// Unimplemented or empty. State lives only in memory and is lost when the process ends.
+// attach relays program output, port-forward reaches what the pod serves or echoes. An image has
+// no files: the layer starts with empty directories. The shell has no pipes, variables or
+// control flow. Checkpointing and CRI metrics are Unimplemented or empty. State lives only in
+// memory and is lost when the process ends.
 package fake

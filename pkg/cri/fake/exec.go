@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -145,9 +147,10 @@ func (s *streamer) Attach(ctx context.Context, containerID string, stdin io.Read
 	}
 }
 
-// PortForward serves one forwarded connection to port of a READY sandbox: every port echoes what
-// the client sends until it closes its side. The session also ends when the runtime stops and
-// cuts its connection (the library passes context.Background() here: there is nothing to watch).
+// PortForward serves one forwarded connection to port of a READY sandbox: to the server a
+// container of the pod runs there (serve), or else an echo of what the client sends until it
+// closes its side. The session also ends when the runtime stops and cuts its connection (the
+// library passes context.Background() here: there is nothing to watch).
 func (s *streamer) PortForward(_ context.Context, podSandboxID string, port int32, stream io.ReadWriteCloser) error {
 	if err := validatePort(port); err != nil {
 		return err
@@ -155,6 +158,10 @@ func (s *streamer) PortForward(_ context.Context, podSandboxID string, port int3
 	r := s.r
 	r.mu.Lock()
 	sb, err := r.readySandboxLocked(podSandboxID)
+	var srv *server
+	if err == nil {
+		srv = r.listeners[netip.AddrPortFrom(sb.serveIP(), uint16(port))]
+	}
 	r.mu.Unlock()
 	if err != nil {
 		return err
@@ -165,10 +172,36 @@ func (s *streamer) PortForward(_ context.Context, podSandboxID string, port int3
 		return errors.New("the fake runtime is shutting down")
 	}
 	defer r.sessions.end(nil)
-	r.logger.V(2).Info("Port-forward connection", "podSandboxID", sb.id, "port", port)
+	r.logger.V(2).Info("Port-forward connection", "podSandboxID", sb.id, "port", port, "served", srv != nil)
+	if srv != nil {
+		return forward(stream, srv.addr)
+	}
 	// The wrappers hide ReaderFrom/WriterTo so io.Copy moves plain bytes from the stream to itself.
 	if _, err := io.Copy(struct{ io.Writer }{stream}, struct{ io.Reader }{stream}); err != nil {
 		return fmt.Errorf("echo on port %d: %w", port, err)
+	}
+	return nil
+}
+
+// forward connects a port-forward stream to a container's server at addr, both ways. When the
+// client closes its side the server's side is half-closed; when the server closes, so does the
+// stream.
+func forward(stream io.ReadWriteCloser, addr netip.AddrPort) error {
+	conn, err := net.DialTCP("tcp", nil, net.TCPAddrFromAddrPort(addr))
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	defer func() { _ = conn.Close() }()
+	fromServer := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(struct{ io.Writer }{stream}, conn)
+		_ = stream.Close() // ends the copy below if the client is still sending
+		fromServer <- err
+	}()
+	_, _ = io.Copy(conn, struct{ io.Reader }{stream})
+	_ = conn.CloseWrite()
+	if err := <-fromServer; err != nil {
+		return fmt.Errorf("forward to %s: %w", addr, err)
 	}
 	return nil
 }

@@ -2,13 +2,16 @@ package fake
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"syscall"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// A fake process is a program (program.go) run in turns by one interpreter, runSteps; doc.go's
+// A fake process is a program (program.go) run in turns by one interpreter, process.run; doc.go's
 // "Container programs" shows who waits, and how, between turns.
 
 // sink is where a program's output goes. write fails when the reader has gone (an exec client
@@ -17,40 +20,130 @@ type sink interface {
 	write(stream runtimeapi.LogStreamType, text string) error
 }
 
-// runSteps runs program from step pc until a step must wait or the program ends, and returns the
-// next pc and that step: stepSleep, stepForever, stepStdin, or stepExit with the exit code (after
-// the last step, or after an inspection command that failed).
-func runSteps(program []step, pc int, v view, out sink) (int, step, error) {
-	for pc < len(program) {
-		st := program[pc]
-		pc++
+// process is a running program: its steps, the next one, and the exit status of the last
+// command it ran (the shell's $?).
+type process struct {
+	program []step
+	pc      int
+	status  int32
+}
+
+// run runs the process from its pc until a step must wait or the program ends, and returns that
+// step — stepSleep, stepForever, stepStdin, stepServe, or stepExit with the exit code — and the
+// sink its output goes to (its redirections applied). The caller waits, or serves, and sets
+// p.status before it runs the process again.
+func (p *process) run(v view, out sink) (step, sink, error) {
+	for p.pc < len(p.program) {
+		st := p.program[p.pc]
+		p.pc++
+		if !st.cond.holds(p.status) {
+			continue // `a && b` with a failed, `a || b` with a succeeded: $? stays
+		}
+		o, err := redirectOutput(v.fs, out, st.redirs)
+		if err != nil {
+			if err := out.write(runtimeapi.Stderr, "sh: "+err.Error()+"\n"); err != nil {
+				return step{}, nil, err
+			}
+			p.status = 1
+			continue
+		}
+		last := p.status
+		p.status = 0
+		var outputs []output
 		switch st.kind {
 		case stepEcho:
 			text := st.text
 			if !st.noEOL {
 				text += "\n"
 			}
-			if err := out.write(st.stream, text); err != nil {
-				return pc, step{}, err
+			outputs = []output{{runtimeapi.Stdout, text}}
+		case stepBuiltin:
+			stdout, stderr, code := runBuiltin(v, st.argv)
+			outputs, p.status = []output{{runtimeapi.Stdout, stdout}, {runtimeapi.Stderr, stderr}}, code
+		case stepFail:
+			outputs, p.status = []output{{runtimeapi.Stderr, st.text + "\n"}}, st.code
+		case stepExit:
+			code := st.code
+			if st.lastStatus {
+				code = last
 			}
-		case stepInspect:
-			stdout, stderr, code := inspect(v, st.argv[0], st.argv[1:])
-			for _, o := range []output{{runtimeapi.Stdout, stdout}, {runtimeapi.Stderr, stderr}} {
-				if o.text == "" {
-					continue
+			if st.text != "" {
+				if err := o.write(runtimeapi.Stderr, st.text+"\n"); err != nil {
+					return step{}, nil, err
 				}
-				if err := out.write(o.stream, o.text); err != nil {
-					return pc, step{}, err
-				}
 			}
-			if code != 0 {
-				return pc, step{kind: stepExit, code: code}, nil
+			return step{kind: stepExit, code: code}, o, nil
+		case stepSleep, stepForever, stepStdin:
+			if !st.bg {
+				return st, o, nil
 			}
-		default: // sleep, forever, stdin, exit
-			return pc, st, nil
+			// In the background they do nothing anyone waits for, and $? is 0.
+		case stepServe:
+			return st, o, nil
+		}
+		for _, w := range outputs {
+			if w.text == "" {
+				continue
+			}
+			if err := o.write(w.stream, w.text); err != nil {
+				return step{}, nil, err
+			}
+		}
+		if f, ok := o.(*fileOutput); ok && f.failed {
+			p.status = 1
 		}
 	}
-	return pc, step{kind: stepExit}, nil
+	return step{kind: stepExit, code: p.status}, out, nil
+}
+
+// fileOutput is a sink with a command's redirections applied: each stream goes to a file of the
+// container, to the other stream, to the original sink, or nowhere (/dev/null).
+type fileOutput struct {
+	base   sink
+	fs     *rootfs
+	target [3]redirect // by descriptor (1, 2): file "" and to = the original stream
+	failed bool        // a write to a file failed: the command's status becomes 1
+}
+
+// redirectOutput applies redirections left to right, as the shell does: "> F" truncates F at
+// once, so a command that prints nothing still leaves it empty. The error reads like sh's.
+func redirectOutput(fs *rootfs, base sink, redirs []redirect) (sink, error) {
+	if len(redirs) == 0 {
+		return base, nil
+	}
+	o := &fileOutput{base: base, fs: fs}
+	o.target[1], o.target[2] = redirect{to: 1}, redirect{to: 2}
+	for _, r := range redirs {
+		if r.file == "" {
+			o.target[r.fd] = o.target[r.to]
+			continue
+		}
+		if err := fs.writeFile(r.file, nil, r.appendTo); errors.Is(err, syscall.ENOENT) {
+			return nil, fmt.Errorf("can't create %s: nonexistent directory", r.file) // busybox's words
+		} else if err != nil {
+			return nil, fmt.Errorf("can't create %s: %s", r.file, errText(err))
+		}
+		o.target[r.fd] = redirect{file: r.file}
+	}
+	return o, nil
+}
+
+func (o *fileOutput) write(stream runtimeapi.LogStreamType, text string) error {
+	t := o.target[1]
+	if stream == runtimeapi.Stderr {
+		t = o.target[2]
+	}
+	switch {
+	case t.file == "" && t.to == 2:
+		return o.base.write(runtimeapi.Stderr, text)
+	case t.file == "":
+		return o.base.write(runtimeapi.Stdout, text)
+	}
+	if err := o.fs.writeFile(t.file, []byte(text), true); err != nil {
+		o.failed = true
+		return o.base.write(runtimeapi.Stderr, fmt.Sprintf("sh: write error: %s\n", errText(err)))
+	}
+	return nil
 }
 
 // containerOutput is the sink of a container's main program: its log file and its attach
@@ -76,14 +169,18 @@ func (o containerOutput) write(stream runtimeapi.LogStreamType, text string) err
 }
 
 // advanceLocked runs one turn of c's main program, from its program counter until it sleeps,
-// blocks until stopped or exits. A sleep arms a timer whose callback runs the next turn.
+// serves in the foreground, blocks until stopped or exits. A sleep arms a timer whose callback
+// runs the next turn.
 func (r *Runtime) advanceLocked(c *container) {
 	for {
-		var stop step
-		c.pc, stop, _ = runSteps(c.program, c.pc, r.viewLocked(c), containerOutput{r: r, c: c})
+		stop, out, _ := c.proc.run(r.viewLocked(c), containerOutput{r: r, c: c})
 		switch stop.kind {
 		case stepStdin:
 			continue // a container has no stdin: cat reads nothing and the program goes on
+		case stepServe:
+			if !r.serveLocked(c, stop.serve, out) || stop.bg {
+				continue // failed ($? is 1), or serving in the background
+			}
 		case stepExit:
 			r.exitLocked(c, stop.code, reasonFor(stop.code), "")
 		case stepSleep:
@@ -96,8 +193,32 @@ func (r *Runtime) advanceLocked(c *container) {
 				}()
 			})
 		}
-		return // stepForever: until StopContainer, RemoveContainer or a fault
+		return // stepForever, serve: until StopContainer, RemoveContainer or a fault
 	}
+}
+
+// serveLocked starts a server of c's main program; it stops when c exits. If it cannot, the
+// program's stderr says why and $? is 1.
+func (r *Runtime) serveLocked(c *container, spec *serveSpec, out sink) bool {
+	srv, err := listen(spec, r.viewLocked(c))
+	if err != nil {
+		_ = out.write(runtimeapi.Stderr, err.Error()+"\n")
+		c.proc.status = 1
+		return false
+	}
+	r.listeners[srv.addr] = srv
+	c.servers = append(c.servers, srv)
+	r.logger.V(2).Info("Container serving", "containerID", c.id, "address", srv.addr, "serve", spec.String())
+	return true
+}
+
+// stopServersLocked stops the servers of c's main program.
+func (r *Runtime) stopServersLocked(c *container) {
+	for _, srv := range c.servers {
+		delete(r.listeners, srv.addr)
+		srv.stop()
+	}
+	c.servers = nil
 }
 
 // resume runs the next turn after a sleep, unless the container exited meanwhile.
@@ -112,22 +233,24 @@ func (r *Runtime) resume(id string) {
 	r.advanceLocked(c)
 }
 
-// viewLocked is what the container's inspection commands see.
+// viewLocked is what the container's commands see.
 func (r *Runtime) viewLocked(c *container) view {
-	v := view{env: c.config.GetEnvs(), mounts: c.config.GetMounts()}
+	v := view{env: c.config.GetEnvs(), fs: c.fs}
 	if s := r.sandboxes[c.sandboxID]; s != nil {
 		v.hostname = s.config.GetHostname()
+		v.serveIP = s.serveIP()
 	}
 	return v
 }
 
-// exitLocked ends a RUNNING container's process with code. Exec sessions in it end (exited is
-// closed) and so do attach sessions, once they have sent what they hold.
+// exitLocked ends a RUNNING container's process with code. Its servers stop; exec sessions in it
+// end (exited is closed) and so do attach sessions, once they have sent what they hold.
 func (r *Runtime) exitLocked(c *container, code int32, reason, message string) {
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return
 	}
 	r.stopTimerLocked(c)
+	r.stopServersLocked(c)
 	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.finished = r.clock.Now()
 	c.exitCode, c.reason, c.message = code, reason, message
@@ -156,15 +279,26 @@ func reasonFor(code int32) string {
 }
 
 // execute runs an exec'd program to its end and returns its exit code. Unlike the main program it
-// blocks: a sleep waits on the runtime's clock and `cat` copies stdin (nil: none) to stdout. A
-// wait ends early when the container exits (exit code 137: the exec'd process dies with the
-// container's PID namespace, by SIGKILL), when deadline fires (context.DeadlineExceeded) or when
-// ctx ends (ctx.Err()). exited and deadline may be nil.
+// blocks: a sleep waits on the runtime's clock, `cat` copies stdin (nil: none) to stdout, and a
+// server runs until the program ends. A wait ends early when the container exits (exit code 137:
+// the exec'd process dies with the container's PID namespace, by SIGKILL), when deadline fires
+// (context.DeadlineExceeded) or when ctx ends (ctx.Err()). exited and deadline may be nil.
 func (r *Runtime) execute(ctx context.Context, program []step, v view, out sink, stdin io.Reader, exited <-chan struct{}, deadline <-chan time.Time) (int32, error) {
-	for pc := 0; ; {
-		var stop step
-		var err error
-		if pc, stop, err = runSteps(program, pc, v, out); err != nil {
+	p := &process{program: program}
+	var servers []*server
+	defer func() {
+		r.mu.Lock()
+		for _, srv := range servers {
+			delete(r.listeners, srv.addr)
+		}
+		r.mu.Unlock()
+		for _, srv := range servers {
+			srv.stop()
+		}
+	}()
+	for {
+		stop, o, err := p.run(v, out)
+		if err != nil {
 			return 0, err
 		}
 		var timer <-chan time.Time // what this step waits for; both nil: until stopped
@@ -172,6 +306,22 @@ func (r *Runtime) execute(ctx context.Context, program []step, v view, out sink,
 		switch stop.kind {
 		case stepExit:
 			return stop.code, nil
+		case stepServe:
+			srv, err := listen(stop.serve, v)
+			if err != nil {
+				if err := o.write(runtimeapi.Stderr, err.Error()+"\n"); err != nil {
+					return 0, err
+				}
+				p.status = 1
+				continue
+			}
+			servers = append(servers, srv)
+			r.mu.Lock()
+			r.listeners[srv.addr] = srv
+			r.mu.Unlock()
+			if stop.bg {
+				continue
+			}
 		case stepSleep:
 			t := r.clock.NewTimer(stop.d)
 			defer t.Stop() // only the last timer can still be pending on return
@@ -184,7 +334,7 @@ func (r *Runtime) execute(ctx context.Context, program []step, v view, out sink,
 			// the connection.
 			copied = make(chan error, 1)
 			go func() {
-				_, err := io.Copy(sinkWriter{out, runtimeapi.Stdout}, stdin)
+				_, err := io.Copy(sinkWriter{o, runtimeapi.Stdout}, stdin)
 				copied <- err
 			}()
 		}

@@ -4,55 +4,89 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // stepKind is one instruction of a container program (see the grammar in doc.go).
 type stepKind int
 
 const (
-	stepEcho    stepKind = iota // write text to stream
+	stepEcho    stepKind = iota // write text to stdout
 	stepSleep                   // wait d on the clock
 	stepForever                 // block until stopped
-	stepExit                    // exit with code
-	stepInspect                 // env, hostname, cat FILE, ls: look at the container's env and mounts
+	stepExit                    // exit with code (or $?), after writing text to stderr
+	stepBuiltin                 // a built-in command (builtins.go): look at or change the container's files
+	stepFail                    // write text to stderr, and $? is code: a command used wrongly
+	stepNoop                    // a command outside the grammar in exec: succeeds, prints nothing
 	stepStdin                   // cat without arguments: copy stdin to stdout until it ends
+	stepServe                   // serve (serve.go): answer on the pod IP until the container stops
 )
 
-// step is one parsed instruction.
+// step is one parsed command.
 type step struct {
-	kind   stepKind
-	text   string                   // stepEcho
-	noEOL  bool                     // stepEcho: echo -n, no newline at the end
-	stream runtimeapi.LogStreamType // stepEcho
-	d      time.Duration            // stepSleep
-	code   int32                    // stepExit
-	argv   []string                 // stepInspect: the command and its arguments
+	kind       stepKind
+	cond       runIf      // when it runs, given $?
+	bg         bool       // ended by "&": sleep, cat and unknown servers do nothing, serve does not wait
+	redirs     []redirect // where its output goes
+	text       string     // stepEcho; stepExit and stepFail: a message
+	noEOL      bool       // stepEcho: echo -n, no newline at the end
+	d          time.Duration
+	code       int32      // stepExit, stepFail
+	lastStatus bool       // stepExit: `exit` without a number exits with $?
+	argv       []string   // stepBuiltin, stepNoop: the command and its arguments
+	serve      *serveSpec // stepServe
 }
 
 func (s step) String() string {
+	var b strings.Builder
+	switch s.cond {
+	case ifSucceeded:
+		b.WriteString("&& ")
+	case ifFailed:
+		b.WriteString("|| ")
+	}
 	switch s.kind {
 	case stepEcho:
 		if s.noEOL {
-			return fmt.Sprintf("echo -n(%s) %q", s.stream, s.text)
+			b.WriteString("echo -n ")
+		} else {
+			b.WriteString("echo ")
 		}
-		return fmt.Sprintf("echo(%s) %q", s.stream, s.text)
+		fmt.Fprintf(&b, "%q", s.text)
 	case stepSleep:
-		return "sleep " + s.d.String()
+		b.WriteString("sleep " + s.d.String())
 	case stepForever:
-		return "forever"
-	case stepInspect:
-		return "inspect " + strings.Join(s.argv, " ")
+		b.WriteString("forever")
+	case stepExit:
+		if s.lastStatus {
+			b.WriteString("exit $?")
+		} else {
+			fmt.Fprintf(&b, "exit %d", s.code)
+		}
+		if s.text != "" {
+			fmt.Fprintf(&b, " %q", s.text)
+		}
+	case stepFail:
+		fmt.Fprintf(&b, "fail %d %q", s.code, s.text)
+	case stepBuiltin, stepNoop:
+		if s.kind == stepNoop {
+			b.WriteString("noop ")
+		}
+		b.WriteString(strings.Join(s.argv, " "))
 	case stepStdin:
-		return "cat stdin"
-	default:
-		return fmt.Sprintf("exit %d", s.code)
+		b.WriteString("cat stdin")
+	case stepServe:
+		b.WriteString(s.serve.String())
 	}
+	for _, r := range s.redirs {
+		b.WriteString(" " + r.String())
+	}
+	if s.bg {
+		b.WriteString(" &")
+	}
+	return b.String()
 }
 
 // unknownMode says what a command outside the grammar does.
@@ -64,117 +98,87 @@ const (
 )
 
 // parseProgram turns a command line (command followed by args) into steps. It never fails: words
-// it does not understand become what a shell would do (an error message and an exit code), and
+// it does not understand become what a shell would do (an error message and an exit status), and
 // unknown commands follow mode. An empty command runs forever, like the pause image.
 func parseProgram(argv []string, mode unknownMode) []step {
 	if len(argv) == 0 {
 		return []step{{kind: stepForever}}
 	}
-	shells := []string{"sh", "bash", "ash", "dash", "zsh"} // the shells that understand -c
-	if len(argv) >= 3 && slices.Contains(shells, path.Base(argv[0])) && argv[1] == "-c" {
-		var steps []step
-		for _, cmd := range splitScript(argv[2]) {
-			steps = append(steps, parseCommand(shellWords(cmd), mode)...)
-		}
-		return steps
+	script, ok := shellScript(argv)
+	if !ok {
+		return []step{parseCommand(argv, mode)}
 	}
-	return parseCommand(argv, mode)
+	cmds, err := parseScript(script)
+	if err != nil {
+		return []step{{kind: stepExit, code: 2, text: err.Error()}}
+	}
+	steps := make([]step, 0, len(cmds))
+	for _, c := range cmds {
+		st := parseCommand(c.words, mode)
+		st.cond, st.bg, st.redirs = c.cond, st.bg || c.bg, c.redirs
+		steps = append(steps, st)
+	}
+	return steps
 }
 
-// splitScript splits a shell script into simple commands on ";", "&&" and newlines; blank ones
-// parse to no steps. Quotes are not special here: keep scripts simple.
-func splitScript(script string) []string {
-	return strings.FieldsFunc(strings.ReplaceAll(script, "&&", ";"), func(r rune) bool { return r == ';' || r == '\n' })
-}
-
-// shellWords splits a simple command into words, honouring single and double quotes.
-func shellWords(cmd string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	var quote rune
-	for _, r := range cmd {
-		switch {
-		case quote != 0 && r == quote:
-			quote = 0
-		case quote != 0:
-			cur.WriteRune(r)
-		case r == '\'' || r == '"':
-			quote, inWord = r, true
-		case r == ' ' || r == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
+// isBuiltin says whether builtins.go runs the command name.
+func isBuiltin(name string) bool {
+	switch name {
+	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "test", "[":
+		return true
 	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
+	return false
 }
 
 // parseCommand parses one simple command.
-func parseCommand(words []string, mode unknownMode) []step {
-	if len(words) == 0 {
-		return nil
+func parseCommand(words []string, mode unknownMode) step {
+	if len(words) == 0 { // only redirections, like "> F"
+		return step{kind: stepBuiltin, argv: []string{"true"}}
 	}
 	name, args := path.Base(words[0]), words[1:]
-	switch name {
-	case "echo":
-		stream := runtimeapi.Stdout
-		if n := len(args); n > 0 && (args[n-1] == ">&2" || args[n-1] == "1>&2") {
-			stream, args = runtimeapi.Stderr, args[:n-1]
-		}
+	switch {
+	case name == "echo":
 		noEOL := len(args) > 0 && args[0] == "-n"
 		if noEOL {
 			args = args[1:]
 		}
-		return []step{{kind: stepEcho, text: strings.Join(args, " "), stream: stream, noEOL: noEOL}}
-	case "true", ":":
-		return nil
-	case "false":
-		return []step{{kind: stepExit, code: 1}}
-	case "exit":
+		return step{kind: stepEcho, text: strings.Join(args, " "), noEOL: noEOL}
+	case name == "exit":
 		if len(args) == 0 {
-			return []step{{kind: stepExit, code: 0}}
+			return step{kind: stepExit, lastStatus: true}
 		}
 		code, err := strconv.ParseInt(args[0], 10, 32)
 		if err != nil || code < 0 {
-			return shellError(fmt.Sprintf("sh: exit: Illegal number: %s", args[0]), 2)
+			return step{kind: stepExit, code: 2, text: fmt.Sprintf("sh: exit: Illegal number: %s", args[0])}
 		}
-		return []step{{kind: stepExit, code: int32(code % 256)}}
-	case "env", "printenv", "hostname", "cat", "ls":
-		if name == "cat" && len(args) == 0 {
-			return []step{{kind: stepStdin}}
-		}
-		return []step{{kind: stepInspect, argv: append([]string{name}, args...)}}
-	case "sleep":
+		return step{kind: stepExit, code: int32(code % 256)}
+	case name == "cat" && len(args) == 0:
+		return step{kind: stepStdin}
+	case isBuiltin(name):
+		return step{kind: stepBuiltin, argv: append([]string{name}, args...)}
+	case name == "sleep":
 		if len(args) != 1 {
-			return shellError("sleep: usage: sleep N | sleep infinity", 1)
+			return step{kind: stepFail, code: 1, text: "sleep: usage: sleep N | sleep infinity"}
 		}
 		if args[0] == "infinity" || args[0] == "inf" {
-			return []step{{kind: stepForever}}
+			return step{kind: stepForever}
 		}
 		d, ok := parseSleep(args[0])
 		if !ok {
-			return shellError(fmt.Sprintf("sleep: invalid time interval '%s'", args[0]), 1)
+			return step{kind: stepFail, code: 1, text: fmt.Sprintf("sleep: invalid time interval '%s'", args[0])}
 		}
-		return []step{{kind: stepSleep, d: d}}
+		return step{kind: stepSleep, d: d}
+	case name == "serve" || name == "httpd":
+		spec, bg, msg := parseServe(name, args)
+		if spec == nil {
+			return step{kind: stepFail, code: 2, text: msg}
+		}
+		return step{kind: stepServe, serve: spec, bg: bg}
 	}
 	if mode == unknownSucceeds {
-		return nil
+		return step{kind: stepNoop, argv: words}
 	}
-	return []step{{kind: stepForever}}
-}
-
-// shellError is what a shell does with a bad command: a message on stderr, then exit.
-func shellError(message string, code int32) []step {
-	return []step{{kind: stepEcho, text: message, stream: runtimeapi.Stderr}, {kind: stepExit, code: code}}
+	return step{kind: stepForever}
 }
 
 // parseSleep parses coreutils sleep's argument: a non-negative number with an optional unit

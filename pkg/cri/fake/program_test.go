@@ -1,57 +1,74 @@
 package fake
 
 import (
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// TestParseProgram pins the container program grammar documented in doc.go.
+// TestParseProgram pins the container program grammar documented in doc.go, step by step (as
+// ContainerStatus --verbose shows the program).
 func TestParseProgram(t *testing.T) {
-	echo := func(s string) step { return step{kind: stepEcho, text: s, stream: runtimeapi.Stdout} }
-	echoErr := func(s string) step { return step{kind: stepEcho, text: s, stream: runtimeapi.Stderr} }
-	sleep := func(d time.Duration) step { return step{kind: stepSleep, d: d} }
-	exit := func(c int32) step { return step{kind: stepExit, code: c} }
-	forever := step{kind: stepForever}
-
 	tests := []struct {
 		name string
 		argv []string
 		mode unknownMode
-		want []step
+		want []string
 	}{
-		{"empty command runs forever like pause", nil, unknownRunsForever, []step{forever}},
-		{"sleep infinity", []string{"sleep", "infinity"}, unknownRunsForever, []step{forever}},
-		{"sleep inf", []string{"/bin/sleep", "inf"}, unknownRunsForever, []step{forever}},
-		{"sleep N seconds", []string{"sleep", "10"}, unknownRunsForever, []step{sleep(10 * time.Second)}},
-		{"sleep fractional with unit", []string{"sleep", "1.5m"}, unknownRunsForever, []step{sleep(90 * time.Second)}},
+		{"empty command runs forever like pause", nil, unknownRunsForever, []string{"forever"}},
+		{"sleep infinity", []string{"sleep", "infinity"}, unknownRunsForever, []string{"forever"}},
+		{"sleep inf", []string{"/bin/sleep", "inf"}, unknownRunsForever, []string{"forever"}},
+		{"sleep N seconds", []string{"sleep", "10"}, unknownRunsForever, []string{"sleep 10s"}},
+		{"sleep fractional with unit", []string{"sleep", "1.5m"}, unknownRunsForever, []string{"sleep 1m30s"}},
 		{"sleep bad interval fails like coreutils", []string{"sleep", "abc"}, unknownRunsForever,
-			[]step{echoErr("sleep: invalid time interval 'abc'"), exit(1)}},
-		{"unknown command is a server", []string{"nginx", "-g", "daemon off;"}, unknownRunsForever, []step{forever}},
-		{"unknown command succeeds in exec", []string{"nginx", "-t"}, unknownSucceeds, nil},
-		{"cat inspects the container's mounts", []string{"cat", "/tmp/healthy"}, unknownSucceeds, []step{{kind: stepInspect, argv: []string{"cat", "/tmp/healthy"}}}},
-		{"echo words", []string{"echo", "hello", "world"}, unknownRunsForever, []step{echo("hello world")}},
-		{"sh -c exit N", []string{"sh", "-c", "exit 3"}, unknownRunsForever, []step{exit(3)}},
-		{"exit code wraps at 256", []string{"sh", "-c", "exit 257"}, unknownRunsForever, []step{exit(1)}},
+			[]string{`fail 1 "sleep: invalid time interval 'abc'"`}},
+		{"unknown command is a server", []string{"nginx", "-g", "daemon off;"}, unknownRunsForever, []string{"forever"}},
+		{"unknown command succeeds in exec", []string{"nginx", "-t"}, unknownSucceeds, []string{"noop nginx -t"}},
+		{"cat FILE is a built-in", []string{"cat", "/tmp/healthy"}, unknownSucceeds, []string{"cat /tmp/healthy"}},
+		{"cat without arguments reads stdin", []string{"cat"}, unknownSucceeds, []string{"cat stdin"}},
+		{"echo words", []string{"echo", "hello", "world"}, unknownRunsForever, []string{`echo "hello world"`}},
+		{"exec form: > is a word, not a redirection", []string{"echo", "a", ">", "f"}, unknownSucceeds, []string{`echo "a > f"`}},
+		{"sh -c exit N", []string{"sh", "-c", "exit 3"}, unknownRunsForever, []string{"exit 3"}},
+		{"exit code wraps at 256", []string{"sh", "-c", "exit 257"}, unknownRunsForever, []string{"exit 1"}},
 		{"exit with bad number", []string{"sh", "-c", "exit x"}, unknownRunsForever,
-			[]step{echoErr("sh: exit: Illegal number: x"), exit(2)}},
+			[]string{`exit 2 "sh: exit: Illegal number: x"`}},
+		{"exit without a number exits with $?", []string{"sh", "-c", "false; exit"}, unknownRunsForever, []string{"false", "exit $?"}},
 		{"sequence", []string{"/bin/sh", "-c", "echo hi; sleep 5; exit 2"}, unknownRunsForever,
-			[]step{echo("hi"), sleep(5 * time.Second), exit(2)}},
-		{"newlines and && split too, quotes group words", []string{"bash", "-c", "echo 'a  b' && false\ntrue"}, unknownRunsForever,
-			[]step{echo("a  b"), exit(1)}},
-		{"echo -n", []string{"echo", "-n", "x"}, unknownRunsForever, []step{{kind: stepEcho, text: "x", stream: runtimeapi.Stdout, noEOL: true}}},
-		{"echo to stderr", []string{"sh", "-c", "echo oops >&2"}, unknownRunsForever, []step{echoErr("oops")}},
-		{"command then args", []string{"sh", "-c", "sleep 1; echo done"}, unknownRunsForever,
-			[]step{sleep(time.Second), echo("done")}},
+			[]string{`echo "hi"`, "sleep 5s", "exit 2"}},
+		{"&& and || run on $?, quotes group words, newlines separate", []string{"bash", "-c", "echo 'a  b' && false\ntrue || echo \"x;y\""}, unknownRunsForever,
+			[]string{`echo "a  b"`, "&& false", "true", `|| echo "x;y"`}},
+		{"flags before c", []string{"sh", "-ec", "true"}, unknownRunsForever, []string{"true"}},
+		{"echo -n", []string{"echo", "-n", "x"}, unknownRunsForever, []string{`echo -n "x"`}},
+		{"echo to stderr", []string{"sh", "-c", "echo oops >&2"}, unknownRunsForever, []string{`echo "oops" >&2`}},
+		{"redirections", []string{"sh", "-c", "echo bye > /dev/termination-log; echo more>>/tmp/log 2>&1; ls /x 2>/dev/null"}, unknownRunsForever,
+			[]string{`echo "bye" >/dev/termination-log`, `echo "more" >>/tmp/log 2>&1`, "ls /x 2>/dev/null"}},
+		{"a quoted 2 is a word", []string{"sh", "-c", "echo '2'>f"}, unknownRunsForever, []string{`echo "2" >f`}},
+		{"&> sends both streams", []string{"sh", "-c", "ls /x &> /tmp/out"}, unknownRunsForever, []string{"ls /x >/tmp/out 2>&1"}},
+		{"the docs' liveness example", []string{"/bin/sh", "-c", "touch /tmp/healthy; sleep 30; rm -f /tmp/healthy; sleep 600"}, unknownRunsForever,
+			[]string{"touch /tmp/healthy", "sleep 30s", "rm -f /tmp/healthy", "sleep 10m0s"}},
+		{"background and comments", []string{"sh", "-c", "serve tcp 9000 & # a server\nsleep 1 &"}, unknownRunsForever,
+			[]string{"serve tcp 9000 &", "sleep 1s &"}},
+		{"serve", []string{"serve", "http", "8080", "/healthz=200", "/ready=/tmp/ready", "/=/www"}, unknownRunsForever,
+			[]string{"serve http 8080 /healthz=200 /ready=/tmp/ready /=/www"}},
+		{"serve grpc", []string{"serve", "grpc", "9090", "NOT_SERVING"}, unknownRunsForever, []string{"serve grpc 9090 NOT_SERVING"}},
+		{"serve with a bad port", []string{"serve", "tcp", "0"}, unknownRunsForever, []string{`fail 2 "serve: bad port '0': give 1 to 65535"`}},
+		{"busybox httpd goes to the background", []string{"httpd", "-p", "8080", "-h", "/www"}, unknownRunsForever, []string{"serve http 8080 /=/www &"}},
+		{"httpd -f stays in the foreground", []string{"httpd", "-f"}, unknownRunsForever, []string{"serve http 80 /=."}},
+		{"unterminated quote", []string{"sh", "-c", "echo 'x"}, unknownRunsForever, []string{`exit 2 "sh: syntax error: unterminated quoted string"`}},
+		{"dangling &&", []string{"sh", "-c", "true &&"}, unknownRunsForever, []string{`exit 2 "sh: syntax error: unexpected end of file"`}},
+		{"&& continues on the next line", []string{"sh", "-c", "true &&\necho y"}, unknownRunsForever, []string{"true", `&& echo "y"`}},
+		{"no pipes", []string{"sh", "-c", "echo x | cat"}, unknownRunsForever,
+			[]string{`exit 2 "sh: the fake runtime's shell has no pipes (|): run the commands one by one"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := parseProgram(tc.argv, tc.mode)
-			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("parseProgram(%q) = %v, want %v", tc.argv, got, tc.want)
+			var got []string
+			for _, st := range parseProgram(tc.argv, tc.mode) {
+				got = append(got, st.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("parseProgram(%q) =\n%s\nwant\n%s", tc.argv, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 		})
 	}

@@ -29,8 +29,10 @@ const (
 	// RuntimeAPIVersion is the CRI version spoken, VersionResponse.RuntimeApiVersion.
 	RuntimeAPIVersion = "v1"
 
-	// DefaultPodCIDR is where sandbox IPs come from when Config.PodCIDR is empty.
-	DefaultPodCIDR = "10.88.0.0/16"
+	// DefaultPodCIDR is where sandbox IPs come from when Config.PodCIDR is empty: a loopback
+	// range, so that a container can serve on its pod IP and the host reach it with no change
+	// to the host's network (every 127/8 address is local on Linux).
+	DefaultPodCIDR = "127.88.0.0/16"
 	// DefaultStreamingAddr is where the streaming server listens when Config.StreamingAddr is
 	// empty: loopback, on a free port (containerd's default stream_server_address is 127.0.0.1).
 	DefaultStreamingAddr = "127.0.0.1:0"
@@ -54,7 +56,8 @@ type Config struct {
 	// LogRoot is the directory for relative container LogPaths of sandboxes without a
 	// LogDirectory. Default: empty, and such output is discarded.
 	LogRoot string
-	// PodCIDR is the IPv4 range sandbox IPs come from. Default: DefaultPodCIDR.
+	// PodCIDR is the IPv4 range sandbox IPs come from. Default: DefaultPodCIDR. Containers can
+	// serve only if it lies in 127.0.0.0/8: the runtime never configures the host's network.
 	PodCIDR string
 	// StreamingAddr is the host:port of the streaming HTTP server that serves the URLs Exec,
 	// Attach and PortForward return. It must be a loopback address: the server speaks plain HTTP
@@ -86,6 +89,7 @@ type Runtime struct {
 	containers map[string]*container
 	images     map[string]*image // by image ID
 	usedIPs    map[netip.Addr]string
+	listeners  map[netip.AddrPort]*server // what containers serve, for port-forward
 	events     eventBus
 	faults     faults
 	netConfig  *runtimeapi.RuntimeConfig // last UpdateRuntimeConfig
@@ -144,6 +148,7 @@ func New(cfg Config) (*Runtime, error) {
 		containers: map[string]*container{},
 		images:     map[string]*image{},
 		usedIPs:    map[netip.Addr]string{},
+		listeners:  map[netip.AddrPort]*server{},
 		events:     eventBus{},
 		faults:     faults{pullFailures: map[string]*pullFailure{}, latency: map[string]time.Duration{}},
 		logger:     klog.Background().WithName("fake-runtime"),
@@ -249,7 +254,7 @@ func (r *Runtime) Serve(ctx context.Context) error {
 }
 
 // shutdown closes event streams (so GracefulStop does not wait for them forever) and stops
-// program timers.
+// program timers and servers.
 func (r *Runtime) shutdown() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -259,6 +264,7 @@ func (r *Runtime) shutdown() {
 	}
 	for _, c := range r.containers {
 		r.stopTimerLocked(c)
+		r.stopServersLocked(c)
 	}
 }
 

@@ -31,7 +31,7 @@ func TestVersionAndStatus(t *testing.T) {
 			t.Errorf("condition %s is false on a healthy runtime", c.GetType())
 		}
 	}
-	if len(st.GetStatus().GetConditions()) != 2 || !strings.Contains(st.GetInfo()["config"], `"podCIDR":"10.88.0.0/16"`) {
+	if len(st.GetStatus().GetConditions()) != 2 || !strings.Contains(st.GetInfo()["config"], `"podCIDR":"127.88.0.0/16"`) {
 		t.Errorf("Status = %v, want RuntimeReady and NetworkReady and a config info", st)
 	}
 	if _, err := e.rs.UpdateRuntimeConfig(e.ctx, &runtimeapi.UpdateRuntimeConfigRequest{RuntimeConfig: &runtimeapi.RuntimeConfig{
@@ -67,8 +67,8 @@ func TestSandboxLifecycle(t *testing.T) {
 	if sa.GetState() != runtimeapi.PodSandboxState_SANDBOX_READY || sa.GetCreatedAt() != t0().UnixNano() {
 		t.Errorf("new sandbox: state %v createdAt %d, want READY at the clock's time", sa.GetState(), sa.GetCreatedAt())
 	}
-	if sa.GetNetwork().GetIp() != "10.88.0.2" || sb.GetNetwork().GetIp() != "10.88.0.3" {
-		t.Errorf("pod IPs %q, %q; want 10.88.0.2 and 10.88.0.3", sa.GetNetwork().GetIp(), sb.GetNetwork().GetIp())
+	if sa.GetNetwork().GetIp() != "127.88.0.2" || sb.GetNetwork().GetIp() != "127.88.0.3" {
+		t.Errorf("pod IPs %q, %q; want 127.88.0.2 and 127.88.0.3 (DefaultPodCIDR is loopback)", sa.GetNetwork().GetIp(), sb.GetNetwork().GetIp())
 	}
 	if sh.GetNetwork().GetIp() != "" {
 		t.Errorf("host-network sandbox got IP %q, want none", sh.GetNetwork().GetIp())
@@ -97,8 +97,8 @@ func TestSandboxLifecycle(t *testing.T) {
 	_, err := e.rs.PodSandboxStatus(e.ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: a})
 	wantCode(t, err, codes.NotFound)
 	// The freed IP is handed out again.
-	if ip := status(e.runSandbox(t, sandboxConfig("c"))).GetNetwork().GetIp(); ip != "10.88.0.2" {
-		t.Errorf("IP after reuse = %q, want 10.88.0.2", ip)
+	if ip := status(e.runSandbox(t, sandboxConfig("c"))).GetNetwork().GetIp(); ip != "127.88.0.2" {
+		t.Errorf("IP after reuse = %q, want 127.88.0.2", ip)
 	}
 	// Removing a sandbox removes its containers.
 	cid := e.createContainer(t, b, containerConfig("app", "sleep", "infinity"))
@@ -311,6 +311,10 @@ func TestContainerPrograms(t *testing.T) {
 		{"sequence", []string{"sh", "-c", "echo hi; sleep 5; echo oops >&2; exit 2"}, 5 * time.Second, 2, "Error",
 			"stdout F hi\nstderr F oops\n"},
 		{"bad sleep fails", []string{"sleep", "soon"}, 0, 1, "Error", "stderr F sleep: invalid time interval 'soon'\n"},
+		{"silent built-ins write no log lines", []string{"sh", "-c", "touch /tmp/x; test -f /tmp/x && echo done"}, 0, 0, "Completed", "stdout F done\n"},
+		{"; goes on after a failure, as sh does", []string{"sh", "-c", "cat /none; echo after"}, 0, 0, "Completed",
+			"stderr F cat: can't open '/none': No such file or directory\nstdout F after\n"},
+		{"the last status is the exit code", []string{"sh", "-c", "echo x > /tmp/f; test -d /tmp/f"}, 0, 1, "Error", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

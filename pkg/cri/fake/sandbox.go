@@ -34,6 +34,15 @@ func (s *sandbox) hostNetwork() bool {
 	return s.config.GetLinux().GetSecurityContext().GetNamespaceOptions().GetNetwork() == runtimeapi.NamespaceMode_NODE
 }
 
+// serveIP is where the sandbox's containers serve: its pod IP, or with the host's network the
+// host's loopback address (the fake never listens beyond loopback).
+func (s *sandbox) serveIP() netip.Addr {
+	if s.hostNetwork() {
+		return netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	}
+	return s.ip
+}
+
 func (s *sandbox) toPodSandbox() *runtimeapi.PodSandbox {
 	st := s.toStatus()
 	return &runtimeapi.PodSandbox{Id: st.Id, Metadata: st.Metadata, State: st.State, CreatedAt: st.CreatedAt,

@@ -181,6 +181,7 @@ func TestExecStreaming(t *testing.T) {
 		{name: "echo >&2 writes to stderr", cmd: []string{"sh", "-c", "echo a; echo b >&2"}, wantStdout: "a\n", wantStderr: "b\n"},
 		{name: "cat without arguments copies stdin (kubectl exec -i pod -- cat)", cmd: []string{"cat"}, stdin: "abc", withStdin: true, wantStdout: "abc", spdyOnly: true},
 		{name: "cat without stdin reads nothing", cmd: []string{"cat"}},
+		{name: "cat > F stores stdin in the container's layer", cmd: []string{"sh", "-c", "cat > /tmp/in && cat /tmp/in"}, stdin: "abc", withStdin: true, wantStdout: "abc", spdyOnly: true},
 		{name: "exit status reaches the client", cmd: []string{"sh", "-c", "exit 3"}, wantExit: 3},
 		{name: "output before a failing exit is kept", cmd: []string{"sh", "-c", "echo partial; false"}, wantStdout: "partial\n", wantExit: 1},
 		{name: "tty turns newlines into CRLF", cmd: []string{"echo", "hi"}, tty: true, wantStdout: "hi\r\n"},
@@ -420,7 +421,13 @@ func (e *testEnv) attachedTo(id string) int {
 // runs until stop is closed; forwarded then yields ForwardPorts' result.
 func (e *streamEnv) forwardPort(t *testing.T, stop chan struct{}) (local uint16, forwarded <-chan error) {
 	t.Helper()
-	resp, err := e.rs.PortForward(e.ctx, &runtimeapi.PortForwardRequest{PodSandboxId: e.sandboxID, Port: []int32{80}})
+	return e.forwardPortTo(t, e.sandboxID, 80, stop)
+}
+
+// forwardPortTo is forwardPort to any port of any sandbox.
+func (e *testEnv) forwardPortTo(t *testing.T, sandboxID string, port int32, stop chan struct{}) (local uint16, forwarded <-chan error) {
+	t.Helper()
+	resp, err := e.rs.PortForward(e.ctx, &runtimeapi.PortForwardRequest{PodSandboxId: sandboxID, Port: []int32{port}})
 	if err != nil {
 		t.Fatalf("PortForward: %v", err)
 	}
@@ -437,7 +444,7 @@ func (e *streamEnv) forwardPort(t *testing.T, stop chan struct{}) (local uint16,
 	}
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
 	ready := make(chan struct{})
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:80"}, stop, ready, io.Discard, io.Discard)
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", port)}, stop, ready, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,8 +180,8 @@ func TestCrictlLifecycle(t *testing.T) {
 	}
 	wantContains(t, "pods", e.run("pods"), pod[:13], "Ready", "web", "default")
 	podStatus := inspectStatus(t, e.run("inspectp", pod))
-	if ip := podStatus["network"].(map[string]any)["ip"]; ip != "10.88.0.2" {
-		t.Errorf("inspectp network.ip = %v, want 10.88.0.2", ip)
+	if ip := podStatus["network"].(map[string]any)["ip"]; ip != "127.88.0.2" {
+		t.Errorf("inspectp network.ip = %v, want 127.88.0.2", ip)
 	}
 
 	ctr := strings.TrimSpace(e.run("create", pod, e.containerConfig("app", "sh", "-c", "echo hello from fake; sleep infinity"), e.podConfig("web")))

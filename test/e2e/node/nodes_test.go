@@ -128,8 +128,8 @@ func TestManyNodesInOneProcess(t *testing.T) {
 		t.Errorf("kubectl logs = %q, %v; want %q", out, err, "hello from "+target)
 	}
 
-	// Each node's fake runtime gives pod IPs from a range of its own (node i: 10.88.i.0/24 for
-	// i < 256), so pods on two nodes never share an IP.
+	// Each node's fake runtime gives pod IPs from a loopback range of its own (node i:
+	// 127.88.i.0/24 for i < 256), so pods on two nodes never share an IP.
 	for _, i := range []int{1, nodes} {
 		ipPod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e2e-multi-ip-%d", i), Namespace: "default"},
@@ -145,7 +145,7 @@ func TestManyNodesInOneProcess(t *testing.T) {
 			zero := int64(0)
 			_ = cluster.Client.CoreV1().Pods("default").Delete(ctx, ipPod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		})
-		want := netip.MustParsePrefix(fmt.Sprintf("10.88.%d.0/24", i))
+		want := netip.MustParsePrefix(fmt.Sprintf("127.88.%d.0/24", i))
 		framework.Eventually(t, time.Minute, fmt.Sprintf("pod %s Running with an IP in %s", ipPod.Name, want), func() (bool, string) {
 			p, err := cluster.Client.CoreV1().Pods("default").Get(ctx, ipPod.Name, metav1.GetOptions{})
 			if err != nil {
