@@ -27,16 +27,19 @@ func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	restartCount := restartCountFromLogDir(filepath.Join(podLogDir(m.podLogsDir, pod.Namespace, pod.Name, pod.UID), c.Name))
 	if prev := status.FindContainer(c.Name); prev != nil {
 		restartCount = prev.RestartCount + 1
-		if prev.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-			key := backoffKey(pod, c)
-			if m.crashBackoff.IsInBackOffSince(key, prev.FinishedAt) {
-				m.containerEvent(pod, c.Name, "", corev1.EventTypeWarning, EventBackOff, "Back-off restarting failed container %s in pod %s", c.Name, podDesc(pod))
-				return &ContainerError{Name: c.Name, Reason: ReasonCrashLoopBackOff,
-					Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)",
-						m.crashBackoff.Get(key), c.Name, pod.Name, pod.Namespace, pod.UID)}
-			}
-			m.crashBackoff.Next(key, prev.FinishedAt)
+	}
+	// The crash-loop back-off counts from the newest instance that exited — also when the newest
+	// one still runs and is being replaced (a liveness kill in this same sync), as upstream
+	// doBackOff: repeated liveness kills slow down into CrashLoopBackOff too.
+	if exited := newestExited(status, c.Name); exited != nil {
+		key := backoffKey(pod, c)
+		if m.crashBackoff.IsInBackOffSince(key, exited.FinishedAt) {
+			m.containerEvent(pod, c.Name, "", corev1.EventTypeWarning, EventBackOff, "Back-off restarting failed container %s in pod %s", c.Name, podDesc(pod))
+			return &ContainerError{Name: c.Name, Reason: ReasonCrashLoopBackOff,
+				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)",
+					m.crashBackoff.Get(key), c.Name, pod.Name, pod.Namespace, pod.UID)}
 		}
+		m.crashBackoff.Next(key, exited.FinishedAt)
 	}
 	imageRef, cerr := m.ensureImage(ctx, pod, c, sandboxConfig)
 	if cerr != nil {
@@ -55,10 +58,18 @@ func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return &ContainerError{Name: c.Name, Reason: ReasonCreateContainerErr, Message: err.Error()}
 	}
+	config := m.containerConfig(pod, c, restartCount, imageRef, opts)
+	termination, err := terminationMessageMount(c, opts.PodContainerDir)
+	if err != nil {
+		return &ContainerError{Name: c.Name, Reason: ReasonCreateContainerErr, Message: err.Error()}
+	}
+	if termination != nil {
+		config.Mounts = append(config.Mounts, termination)
+	}
 	start := m.clock.Now()
 	created, err := m.runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
 		PodSandboxId:  sandboxID,
-		Config:        m.containerConfig(pod, c, restartCount, imageRef, opts),
+		Config:        config,
 		SandboxConfig: sandboxConfig,
 	})
 	m.noteCRI("CreateContainer", journal.Pod(pod), start, err, "id", created.GetContainerId(), "container", c.Name)
@@ -75,7 +86,20 @@ func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 		return &ContainerError{Name: c.Name, Reason: ReasonRunContainerError, Message: err.Error()}
 	}
 	m.containerEvent(pod, c.Name, created.GetContainerId(), corev1.EventTypeNormal, EventStarted, "Container started")
+	if cerr := m.postStart(ctx, pod, c, created.GetContainerId(), podIP); cerr != nil {
+		return cerr
+	}
 	klog.FromContext(ctx).V(2).Info("Started container", "pod", klog.KObj(pod), "container", c.Name, "containerID", created.GetContainerId(), "restartCount", restartCount)
+	return nil
+}
+
+// newestExited is the newest instance of container name that has exited, or nil.
+func newestExited(status *kubecontainer.PodStatus, name string) *kubecontainer.ContainerStatus {
+	for _, c := range status.Containers { // newest first
+		if c.Name == name && c.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+			return c
+		}
+	}
 	return nil
 }
 

@@ -11,6 +11,12 @@
 //     computeInitContainerActions; pkg/kubelet/container/helpers.go ShouldContainerBeRestarted);
 //   - termination_order.go: sidecars stop after the app, in reverse order
 //     (kuberuntime_termination_order.go);
+//   - lifecycle.go: postStart and preStop hooks (exec, httpGet, sleep), killContainer
+//     (pkg/kubelet/lifecycle/handlers.go; kuberuntime_container.go killContainer,
+//     executePreStopHook);
+//   - termination_message.go: the termination-log file and state.terminated.message
+//     (kuberuntime_container.go getTerminationMessage, readLastStringFromContainerLogs);
+//   - events.go: the pod Events (kuberuntime_container.go recordContainerEvent);
 //   - container.go: startContainer with its crash-loop back-off, stopContainer
 //     (kuberuntime_container.go startContainer, killContainer);
 //   - image.go: ensureImage (kuberuntime_image.go; pkg/kubelet/images/image_manager.go);
@@ -44,8 +50,13 @@
 // what is running. Stopping or removing what is already gone is success, as CRI says (containerd
 // 1.6 answers NotFound for an ID it does not know; 1.7+ answers OK). A host-network sandbox gets
 // no hostname: it shares the node's UTS namespace, where runc cannot set one.
-// KillPod stops regular containers together, then sidecars in reverse order, each waiting at
-// most the grace period (upstream terminationOrdering).
+// A container is stopped by killContainer: a Killing Event, its preStop hook (given at most the
+// grace period, whose time is taken from it), its turn (sidecars after the app, in reverse order,
+// upstream terminationOrdering), then StopContainer with what is left, at least 2 s. A postStart
+// hook runs right after StartContainer; if it fails the container is killed
+// (FailedPostStartHook) and waits as PostStartHookError. Every container gets its own
+// termination-log file, mounted at terminationMessagePath; an exited container's message is what
+// it wrote there (4 KiB), or with FallbackToLogsOnError the tail of its log.
 //
 // Simplified: no ephemeral containers, no in-place resize, no container-level restart rules
 // (restartPolicyRules); a regular container's own restartPolicy is not read (only sidecars').

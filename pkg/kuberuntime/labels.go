@@ -19,10 +19,11 @@ const (
 	LabelPodUID        = "io.kubernetes.pod.uid"
 	LabelContainerName = "io.kubernetes.container.name"
 
-	annotationContainerHash          = "io.kubernetes.container.hash"
-	annotationRestartCount           = "io.kubernetes.container.restartCount"
-	annotationTerminationMessagePath = "io.kubernetes.container.terminationMessagePath"
-	annotationPodGracePeriod         = "io.kubernetes.pod.terminationGracePeriod"
+	annotationContainerHash            = "io.kubernetes.container.hash"
+	annotationRestartCount             = "io.kubernetes.container.restartCount"
+	annotationTerminationMessagePath   = "io.kubernetes.container.terminationMessagePath"
+	annotationTerminationMessagePolicy = "io.kubernetes.container.terminationMessagePolicy"
+	annotationPodGracePeriod           = "io.kubernetes.pod.terminationGracePeriod"
 )
 
 func sandboxLabels(pod *corev1.Pod) map[string]string {
@@ -47,9 +48,10 @@ func containerLabels(pod *corev1.Pod, c *corev1.Container) map[string]string {
 
 func containerAnnotations(pod *corev1.Pod, c *corev1.Container, restartCount int) map[string]string {
 	a := map[string]string{
-		annotationContainerHash:          strconv.FormatUint(HashContainer(c), 16),
-		annotationRestartCount:           strconv.Itoa(restartCount),
-		annotationTerminationMessagePath: c.TerminationMessagePath,
+		annotationContainerHash:            strconv.FormatUint(HashContainer(c), 16),
+		annotationRestartCount:             strconv.Itoa(restartCount),
+		annotationTerminationMessagePath:   c.TerminationMessagePath,
+		annotationTerminationMessagePolicy: string(c.TerminationMessagePolicy),
 	}
 	if pod.Spec.TerminationGracePeriodSeconds != nil {
 		a[annotationPodGracePeriod] = strconv.FormatInt(*pod.Spec.TerminationGracePeriodSeconds, 10)

@@ -5,8 +5,10 @@ package kuberuntime
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -34,6 +36,9 @@ type Mount struct {
 type RunContainerOptions struct {
 	Envs   []EnvVar
 	Mounts []Mount
+	// PodContainerDir is the container's own directory under the pod's (kubelet root
+	// pods/<uid>/containers/<name>), where its termination message file is made; "" for none.
+	PodContainerDir string
 }
 
 // OptionsGenerator resolves env vars (from Secrets, ConfigMaps, the downward API) and volume
@@ -75,6 +80,8 @@ type Manager struct {
 	probes     ProbeResults
 	recorder   record.EventRecorder
 	clock      clock.Clock
+	// hookClient sends httpGet hooks: no keep-alives, no proxy, the pod's certificate verified.
+	hookClient *http.Client
 	journal    journal.Recorder
 
 	// crashBackoff delays restarts of a crashing container: 10 s doubling to 300 s, keyed by
@@ -100,12 +107,14 @@ func New(cfg Config) (*Manager, error) {
 	pull := flowcontrol.NewBackOff(10*time.Second, 300*time.Second)
 	crash.Clock, pull.Clock = cfg.Clock, cfg.Clock
 	return &Manager{
-		runtime:      cfg.Runtime,
-		image:        cfg.Image,
-		podLogsDir:   cfg.PodLogsDir,
-		options:      cfg.Options,
-		probes:       cfg.Probes,
-		recorder:     cfg.Recorder,
+		runtime:    cfg.Runtime,
+		image:      cfg.Image,
+		podLogsDir: cfg.PodLogsDir,
+		options:    cfg.Options,
+		probes:     cfg.Probes,
+		recorder:   cfg.Recorder,
+		hookClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil,
+			TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}},
 		clock:        cfg.Clock,
 		journal:      cfg.Journal,
 		crashBackoff: crash,
@@ -146,8 +155,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	} else {
 		for id, why := range actions.ContainersToKill {
 			logger.V(2).Info("Killing container", "container", why.Name, "reason", why.Message)
-			m.containerEvent(pod, why.Name, id, corev1.EventTypeNormal, EventKilling, "%s", killMessage(why))
-			if err := m.stopContainer(ctx, journal.Pod(pod), id, why.Name, killGracePeriod(pod, why)); err != nil {
+			if err := m.killContainer(ctx, pod, journal.Pod(pod), id, why.Name, why.Message, killGracePeriod(pod, why), nil); err != nil {
 				result.ContainerErrors[why.Name] = ContainerError{Name: why.Name, Reason: "KillContainerError", Message: err.Error()}
 				continue
 			}
@@ -234,12 +242,7 @@ func (m *Manager) KillPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer order.stopped(c.Name)
-			waited := order.waitForTurn(ctx, m.clock, c.Name, gracePeriod)
-			if pod != nil {
-				m.containerEvent(pod, c.Name, c.ID, corev1.EventTypeNormal, EventKilling, "Stopping container %s", c.Name)
-			}
-			errs <- m.stopContainer(ctx, ref, c.ID, c.Name, remainingGrace(gracePeriod, waited))
+			errs <- m.killContainer(ctx, pod, ref, c.ID, c.Name, "", gracePeriod, order)
 		}()
 	}
 	wg.Wait()

@@ -98,7 +98,9 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		if err != nil {
 			return nil, fmt.Errorf("status of container %s: %w", c.GetId(), err)
 		}
-		st.Containers = append(st.Containers, toContainerStatus(resp.GetStatus()))
+		cs := toContainerStatus(resp.GetStatus())
+		m.addTerminationMessage(ctx, cs, resp.GetStatus())
+		st.Containers = append(st.Containers, cs)
 	}
 	// Newest first; instances created in the same instant are ordered by their restart count.
 	sort.SliceStable(st.Containers, func(i, j int) bool {

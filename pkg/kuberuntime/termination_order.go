@@ -135,11 +135,3 @@ func containerSpec(pod *corev1.Pod, name string) *corev1.Container {
 	}
 	return nil
 }
-
-// killMessage is the Killing Event's message: why, or "Stopping container <name>".
-func killMessage(why KillReason) string {
-	if why.Message == "" {
-		return "Stopping container " + why.Name
-	}
-	return why.Message
-}
