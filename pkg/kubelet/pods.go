@@ -23,6 +23,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/prober"
 	"github.com/minikubelet/minikubelet/pkg/secretmanager"
 	"github.com/minikubelet/minikubelet/pkg/statusmanager"
+	"github.com/minikubelet/minikubelet/pkg/token"
 	"github.com/minikubelet/minikubelet/pkg/volume"
 )
 
@@ -94,11 +95,16 @@ func newPods(cfg PodConfig, rec record.EventRecorder) (*pods, error) {
 	}
 	p := &pods{cfg: cfg, recorder: rec, reasons: map[types.UID]map[string]kuberuntime.ContainerError{}}
 	p.cache = pleg.NewCache(cfg.Clock)
-	projector, err := volume.New(volume.Config{RootDir: cfg.RootDir, GetSecret: cfg.Secrets.GetSecret, GetConfigMap: cfg.Secrets.GetConfigMap})
+	tokens, err := token.New(token.Config{Client: cfg.Client, Clock: cfg.Clock}) // service account tokens, as system:node:<name>
 	if err != nil {
 		return nil, err
 	}
-	p.helper = &runtimeHelper{secrets: cfg.Secrets, projector: projector, hostIP: cfg.NodeIP, hostDirs: map[types.UID]map[string]string{}}
+	projector, err := volume.New(volume.Config{RootDir: cfg.RootDir, GetSecret: cfg.Secrets.GetSecret, GetConfigMap: cfg.Secrets.GetConfigMap,
+		GetServiceAccountToken: tokens.GetServiceAccountToken})
+	if err != nil {
+		return nil, err
+	}
+	p.helper = &runtimeHelper{secrets: cfg.Secrets, tokens: tokens, projector: projector, hostIP: cfg.NodeIP, rootDir: cfg.RootDir, hostDirs: map[types.UID]map[string]string{}}
 	cfg.Runtime.SetOptionsGenerator(p.helper)
 	p.syncLoopJournal = cfg.Journal.For(journal.SourceSyncLoop)
 	plegCfg := pleg.Config{Runtime: cfg.Runtime, Cache: p.cache, Clock: cfg.Clock, Journal: cfg.Journal.For(journal.SourcePLEG)}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/secretmanager"
+	"github.com/minikubelet/minikubelet/pkg/token"
 	"github.com/minikubelet/minikubelet/pkg/volume"
 )
 
@@ -20,8 +21,10 @@ import (
 // (upstream: kubelet_pods.go GenerateRunContainerOptions).
 type runtimeHelper struct {
 	secrets   secretmanager.Manager
+	tokens    *token.Manager // service account tokens for projected volumes, through the projector
 	projector *volume.Projector
 	hostIP    string
+	rootDir   string // pods/<uid>/containers/<name> holds each container's termination message
 
 	mu       sync.Mutex
 	hostDirs map[types.UID]map[string]string // volume name → host directory, per pod
@@ -46,11 +49,20 @@ func (h *runtimeHelper) GenerateRunContainerOptions(ctx context.Context, pod *co
 	for _, m := range volume.Mounts(pod, c, dirs) {
 		opts.Mounts = append(opts.Mounts, kuberuntime.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath, ReadOnly: m.ReadOnly})
 	}
+	// The container's own directory, where kuberuntime makes its termination message file.
+	if c.TerminationMessagePath != "" {
+		dir := filepath.Join(h.rootDir, "pods", string(pod.UID), "containers", c.Name)
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, err
+		}
+		opts.PodContainerDir = dir
+	}
 	return opts, nil
 }
 
 // setUpVolumes writes (or refreshes) the pod's projected volumes; called on every sync, so a
-// changed Secret or ConfigMap reaches its files within the sync period.
+// changed Secret or ConfigMap, or a service account token the token manager refreshed (at 80 %
+// of its TTL), reaches its files within the sync period.
 func (h *runtimeHelper) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
 	dirs, err := h.projector.SetUpPod(ctx, pod)
 	h.mu.Lock()
@@ -60,8 +72,10 @@ func (h *runtimeHelper) setUpVolumes(ctx context.Context, pod *corev1.Pod) error
 }
 
 // cleanupVolumes removes the directories of pods under <root>/pods that are not in keep, and
-// forgets their volumes. One failure does not stop the others.
+// forgets their volumes and service account tokens (upstream: the projected volume's TearDown
+// calls DeleteServiceAccountToken), and every expired token. One failure does not stop the others.
 func (h *runtimeHelper) cleanupVolumes(rootDir string, keep map[types.UID]bool) error {
+	h.tokens.CleanupPods(keep)
 	h.mu.Lock()
 	for uid := range h.hostDirs {
 		if !keep[uid] {

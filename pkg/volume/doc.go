@@ -9,7 +9,8 @@
 //     writing and comparing one timestamped directory (data_dir.go), validatePath (validate.go);
 //   - pkg/volume/secret/secret.go and pkg/volume/configmap/configmap.go: MakePayload
 //     (payload.go: SecretPayload, ConfigMapPayload);
-//   - pkg/volume/projected/projected.go: collectData (ProjectedPayload);
+//   - pkg/volume/projected/projected.go: collectData (ProjectedPayload), with its
+//     serviceAccountToken source (tokenPayload, tokenRequest; the token comes from pkg/token);
 //   - pkg/volume/downwardapi/downwardapi.go: CollectData, and pkg/fieldpath/fieldpath.go
 //     (DownwardAPIPayload, fieldpath.go);
 //   - pkg/kubelet/kubelet_pods.go: makeEnvironmentVariables, podFieldSelectorRuntimeValue and
@@ -52,7 +53,9 @@
 // learn of updates.
 //
 // Writing the payload that is already on disk (same paths, bytes and modes) creates nothing,
-// so SetUpPod can run on every pod sync and only touches volumes whose objects changed.
+// so SetUpPod can run on every pod sync and only touches volumes whose objects changed. A
+// service account token changes when the token manager refreshes it (at 80 % of its TTL): the
+// next sync swaps the kube-api-access volume's ..data, and the token file is replaced whole.
 //
 // # Environment
 //
@@ -70,9 +73,8 @@
 // # Simplified
 //
 // No mounts (no tmpfs for secrets, no SELinux relabel, no fsGroup/fsUser ownership), no subPath.
-// serviceAccountToken projections are skipped (they need TokenRequest and rotation), so
-// kube-api-access-* volumes hold ca.crt and namespace but no token; clusterTrustBundle,
-// podCertificate, resourceFieldRef and fileKeyRef are errors. Volume types other than
+// A token file always takes the volume's defaultMode (upstream: 0600 when the pod sets fsGroup,
+// then chowned). clusterTrustBundle, podCertificate, resourceFieldRef and fileKeyRef are errors. Volume types other than
 // secret, configMap, projected, downwardAPI and emptyDir are skipped. No service-link
 // environment variables (KUBERNETES_SERVICE_HOST …). Mode changes are detected (upstream
 // compares bytes only).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -113,18 +114,18 @@ func downwardAPIItems(items []corev1.DownwardAPIVolumeFile, pod *corev1.Pod, def
 // ProjectedPayload is upstream projectedVolumeMounter.collectData: the sources' payloads merged
 // into one volume, later sources winning on equal paths. getSecret and getConfigMap look up an
 // object in the pod's namespace; (nil, nil) or a NotFound error both mean "missing", which an
-// optional source turns into "no files". Errors of all sources are reported together.
+// optional source turns into "no files". getToken returns a token of a service account of the
+// pod's namespace (in the kubelet: the token manager); see tokenRequest for what is asked.
+// Errors of all sources are reported together.
 //
-// Not every source is projected:
-//   - serviceAccountToken needs a TokenRequest to the API server on behalf of the pod, and
-//     token rotation; that is out of scope, so the source is skipped and the rest of the volume
-//     (in kube-api-access-* volumes: ca.crt and namespace) is still written. SkippedSources
-//     lists such sources so the caller can say so.
-//   - clusterTrustBundle and podCertificate are errors: a missing certificate must not look
-//     like a working volume.
+// Every file gets the volume's defaultMode (0644 by default), the token too (upstream makes it
+// 0600 when the pod sets fsGroup, then changes its owner; we change no ownership).
+// clusterTrustBundle and podCertificate sources are errors: a missing certificate must not look
+// like a working volume.
 func ProjectedPayload(vol *corev1.ProjectedVolumeSource,
 	getSecret func(name string) (*corev1.Secret, error),
 	getConfigMap func(name string) (*corev1.ConfigMap, error),
+	getToken func(serviceAccount string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error),
 	pod *corev1.Pod) (map[string]FileProjection, error) {
 	defaultMode := modeOr(vol.DefaultMode, corev1.ProjectedVolumeSourceDefaultMode)
 	payload := make(map[string]FileProjection)
@@ -160,8 +161,7 @@ func ProjectedPayload(vol *corev1.ProjectedVolumeSource,
 		case src.DownwardAPI != nil:
 			part, err = downwardAPIItems(src.DownwardAPI.Items, pod, defaultMode)
 		case src.ServiceAccountToken != nil:
-			// Skipped on purpose, see the function comment.
-			continue
+			part, err = tokenPayload(src.ServiceAccountToken, pod, defaultMode, getToken)
 		case src.ClusterTrustBundle != nil:
 			err = errors.New("clusterTrustBundle sources are not supported by minikubelet")
 		case src.PodCertificate != nil:
@@ -183,15 +183,34 @@ func ProjectedPayload(vol *corev1.ProjectedVolumeSource,
 	return payload, nil
 }
 
-// SkippedSources returns the paths of the serviceAccountToken sources ProjectedPayload skips.
-func SkippedSources(vol *corev1.ProjectedVolumeSource) []string {
-	var paths []string
-	for _, src := range vol.Sources {
-		if src.ServiceAccountToken != nil {
-			paths = append(paths, src.ServiceAccountToken.Path)
-		}
+// tokenPayload is the serviceAccountToken source: one file at its path with a token of the
+// pod's service account, bound to the pod.
+func tokenPayload(src *corev1.ServiceAccountTokenProjection, pod *corev1.Pod, mode int32,
+	getToken func(serviceAccount string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)) (map[string]FileProjection, error) {
+	if pod.Spec.ServiceAccountName == "" {
+		return nil, errors.New("serviceAccountToken: the pod names no service account " +
+			"(the API server sets spec.serviceAccountName; a static pod cannot use service account tokens)")
 	}
-	return paths
+	tr, err := getToken(pod.Spec.ServiceAccountName, tokenRequest(src, pod))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]FileProjection{src.Path: {Data: []byte(tr.Status.Token), Mode: mode}}, nil
+}
+
+// tokenRequest is what the kubelet asks the TokenRequest API for a serviceAccountToken source
+// (upstream collectData): the source's audience (none: the API server's own audiences) and
+// expirationSeconds (nil: the API default, 1 h; kube-api-access volumes ask for 3607 s), bound
+// to the pod, so the token stops being valid when the pod is deleted.
+func tokenRequest(src *corev1.ServiceAccountTokenProjection, pod *corev1.Pod) *authenticationv1.TokenRequest {
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		ExpirationSeconds: src.ExpirationSeconds,
+		BoundObjectRef:    &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID},
+	}}
+	if src.Audience != "" {
+		tr.Spec.Audiences = []string{src.Audience}
+	}
+	return tr
 }
 
 func modeOr(mode *int32, def int32) int32 {

@@ -2,11 +2,14 @@ package volume
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -222,7 +225,8 @@ func TestDownwardAPIPayload(t *testing.T) {
 }
 
 // Upstream projectedVolumeMounter.collectData: sources merged, optional honoured per source,
-// errors of all sources reported. serviceAccountToken is skipped here (no TokenRequest).
+// errors of all sources reported; a serviceAccountToken source is a file holding the token the
+// token manager returns for the pod's service account, with the volume's defaultMode.
 func TestProjectedPayload(t *testing.T) {
 	secrets := map[string]*corev1.Secret{"db": {Data: map[string][]byte{"pass": []byte("s3cret")}}}
 	configMaps := map[string]*corev1.ConfigMap{"kube-root-ca.crt": {Data: map[string]string{"ca.crt": "CA"}}}
@@ -238,6 +242,13 @@ func TestProjectedPayload(t *testing.T) {
 	getConfigMap := func(name string) (*corev1.ConfigMap, error) {
 		return configMaps[name], nil // nil, nil also means missing
 	}
+	getToken := func(sa string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+		if len(tr.Spec.Audiences) == 1 && tr.Spec.Audiences[0] == "forbidden" {
+			return nil, errors.New(`serviceaccounts "web-sa" is forbidden`)
+		}
+		return &authenticationv1.TokenRequest{Status: authenticationv1.TokenRequestStatus{
+			Token: fmt.Sprintf("jwt:%s:%v:%d", sa, tr.Spec.Audiences, ptr.Deref(tr.Spec.ExpirationSeconds, 0))}}, nil
+	}
 	kubeAPIAccess := []corev1.VolumeProjection{
 		{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)}},
 		{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
@@ -252,9 +263,23 @@ func TestProjectedPayload(t *testing.T) {
 		wantErr string
 	}{
 		{
-			name: "kube-api-access volume without its token",
+			name: "kube-api-access volume: token, ca.crt and namespace",
 			vol:  corev1.ProjectedVolumeSource{DefaultMode: ptr.To[int32](0o644), Sources: kubeAPIAccess},
-			want: map[string]FileProjection{"ca.crt": fp("CA", 0o644), "namespace": fp("shop", 0o644)},
+			want: map[string]FileProjection{"token": fp("jwt:web-sa:[]:3607", 0o644), "ca.crt": fp("CA", 0o644), "namespace": fp("shop", 0o644)},
+		},
+		{
+			name: "a token with an audience takes the volume's defaultMode",
+			vol: corev1.ProjectedVolumeSource{DefaultMode: ptr.To[int32](0o600), Sources: []corev1.VolumeProjection{
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "vault/token", Audience: "vault", ExpirationSeconds: ptr.To[int64](600)}},
+			}},
+			want: map[string]FileProjection{"vault/token": fp("jwt:web-sa:[vault]:600", 0o600)},
+		},
+		{
+			name: "a refused TokenRequest fails the source",
+			vol: corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", Audience: "forbidden"}},
+			}},
+			wantErr: `projected source 0: serviceaccounts "web-sa" is forbidden`,
 		},
 		{
 			name: "defaultMode of the volume applies to every source, items may override",
@@ -289,11 +314,49 @@ func TestProjectedPayload(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ProjectedPayload(&tc.vol, getSecret, getConfigMap, testPod())
+			got, err := ProjectedPayload(&tc.vol, getSecret, getConfigMap, getToken, testPod())
 			checkPayload(t, got, err, tc.want, tc.wantErr)
 		})
 	}
-	if got := SkippedSources(&corev1.ProjectedVolumeSource{Sources: kubeAPIAccess}); strings.Join(got, ",") != "token" {
-		t.Errorf("SkippedSources = %v, want [token]", got)
+	noSA := testPod()
+	noSA.Spec.ServiceAccountName = ""
+	_, err := ProjectedPayload(&corev1.ProjectedVolumeSource{Sources: kubeAPIAccess}, getSecret, getConfigMap, getToken, noSA)
+	if err == nil || !strings.Contains(err.Error(), "names no service account") {
+		t.Errorf("a pod without serviceAccountName: error %v, want advice", err)
+	}
+}
+
+// Upstream collectData's TokenRequest: bound to the pod (v1 Pod, name, UID), the source's
+// audience (none: the API server's) and expirationSeconds (nil: the API default).
+func TestTokenRequest(t *testing.T) {
+	pod := testPod()
+	bound := &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Pod", Name: "web", UID: "uid-1"}
+	tests := []struct {
+		name string
+		src  corev1.ServiceAccountTokenProjection
+		want authenticationv1.TokenRequestSpec
+	}{
+		{
+			name: "kube-api-access",
+			src:  corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)},
+			want: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3607), BoundObjectRef: bound},
+		},
+		{
+			name: "audience",
+			src:  corev1.ServiceAccountTokenProjection{Path: "token", Audience: "vault", ExpirationSeconds: ptr.To[int64](600)},
+			want: authenticationv1.TokenRequestSpec{Audiences: []string{"vault"}, ExpirationSeconds: ptr.To[int64](600), BoundObjectRef: bound},
+		},
+		{
+			name: "no expirationSeconds: the API server's default",
+			src:  corev1.ServiceAccountTokenProjection{Path: "token"},
+			want: authenticationv1.TokenRequestSpec{BoundObjectRef: bound},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tokenRequest(&tc.src, pod); !apiequality.Semantic.DeepEqual(got.Spec, tc.want) {
+				t.Errorf("tokenRequest = %+v, want %+v", got.Spec, tc.want)
+			}
+		})
 	}
 }

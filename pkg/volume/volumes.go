@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,6 +37,10 @@ type Config struct {
 	// modify the returned object. A missing object is (nil, nil) or a NotFound error. Required.
 	GetSecret    func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 	GetConfigMap func(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
+	// GetServiceAccountToken returns a token of service account namespace/name as tr asks (in
+	// the kubelet: the token manager, which caches it and requests a new one at 80 % of its
+	// TTL). It may block on the API server; the caller must not modify the result. Required.
+	GetServiceAccountToken func(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
 	// Clock stamps the hidden data directories. nil means the real clock.
 	Clock clock.PassiveClock
 }
@@ -56,8 +61,8 @@ func New(cfg Config) (*Projector, error) {
 	if cfg.RootDir == "" || !filepath.IsAbs(cfg.RootDir) {
 		return nil, fmt.Errorf("volume: RootDir must be an absolute path, got %q", cfg.RootDir)
 	}
-	if cfg.GetSecret == nil || cfg.GetConfigMap == nil {
-		return nil, errors.New("volume: GetSecret and GetConfigMap are required")
+	if cfg.GetSecret == nil || cfg.GetConfigMap == nil || cfg.GetServiceAccountToken == nil {
+		return nil, errors.New("volume: GetSecret, GetConfigMap and GetServiceAccountToken are required")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -137,13 +142,12 @@ func (p *Projector) setUpVolume(ctx context.Context, pod *corev1.Pod, vol *corev
 		payload, err = ConfigMapPayload(vol.ConfigMap, cm)
 	case vol.Projected != nil:
 		plugin = ProjectedPluginDir
-		if skipped := SkippedSources(vol.Projected); len(skipped) > 0 {
-			klog.FromContext(ctx).V(2).Info("Skipping serviceAccountToken sources, minikubelet does not request tokens",
-				"pod", klog.KObj(pod), "volume", vol.Name, "paths", skipped)
-		}
 		payload, err = ProjectedPayload(vol.Projected,
 			func(name string) (*corev1.Secret, error) { return p.cfg.GetSecret(ctx, pod.Namespace, name) },
 			func(name string) (*corev1.ConfigMap, error) { return p.cfg.GetConfigMap(ctx, pod.Namespace, name) },
+			func(sa string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+				return p.cfg.GetServiceAccountToken(ctx, pod.Namespace, sa, tr)
+			},
 			pod)
 	case vol.DownwardAPI != nil:
 		plugin = DownwardAPIPluginDir

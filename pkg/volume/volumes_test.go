@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,11 +18,20 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// apiObjects is a fake of the kubelet's secret and configmap managers.
+// apiObjects is a fake of the kubelet's secret and configmap managers and token manager.
 type apiObjects struct {
 	mu         sync.Mutex
 	secrets    map[string]*corev1.Secret // "ns/name"
 	configMaps map[string]*corev1.ConfigMap
+	token      string   // what the token manager returns now
+	tokensFor  []string // "ns/serviceAccount pod" of every token asked for
+}
+
+func (a *apiObjects) GetServiceAccountToken(_ context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.tokensFor = append(a.tokensFor, ns+"/"+name+" "+tr.Spec.BoundObjectRef.Name)
+	return &authenticationv1.TokenRequest{Status: authenticationv1.TokenRequestStatus{Token: a.token}}, nil
 }
 
 func (a *apiObjects) GetSecret(_ context.Context, ns, name string) (*corev1.Secret, error) {
@@ -45,7 +55,7 @@ func (a *apiObjects) GetConfigMap(_ context.Context, ns, name string) (*corev1.C
 func newProjector(t *testing.T, objs *apiObjects) (*Projector, string) {
 	t.Helper()
 	root := t.TempDir()
-	p, err := New(Config{RootDir: root, GetSecret: objs.GetSecret, GetConfigMap: objs.GetConfigMap})
+	p, err := New(Config{RootDir: root, GetSecret: objs.GetSecret, GetConfigMap: objs.GetConfigMap, GetServiceAccountToken: objs.GetServiceAccountToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +92,7 @@ func shopObjects() *apiObjects {
 			"shop/app":              {Data: map[string]string{"app.conf": "debug=true"}},
 			"shop/kube-root-ca.crt": {Data: map[string]string{"ca.crt": "CA"}},
 		},
+		token: "jwt-1",
 	}
 }
 
@@ -89,7 +100,8 @@ func shopObjects() *apiObjects {
 // directory per handled volume; other types (hostPath here) are not ours.
 func TestSetUpPodWritesVolumes(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	p, root := newProjector(t, shopObjects())
+	objs := shopObjects()
+	p, root := newProjector(t, objs)
 	pod := volumePod()
 
 	dirs, err := p.SetUpPod(ctx, pod)
@@ -116,6 +128,7 @@ func TestSetUpPodWritesVolumes(t *testing.T) {
 	for file, want := range map[string]string{
 		"creds/password":               "s3cret",
 		"config/conf/app.conf":         "debug=true",
+		"kube-api-access-x1/token":     "jwt-1",
 		"kube-api-access-x1/ca.crt":    "CA",
 		"kube-api-access-x1/namespace": "shop",
 		"podinfo/labels":               "app=\"web\"\ntier=\"front\"",
@@ -125,8 +138,11 @@ func TestSetUpPodWritesVolumes(t *testing.T) {
 			t.Errorf("%s = %q, want %q", file, got, want)
 		}
 	}
-	if _, err := os.Lstat(filepath.Join(dirs["kube-api-access-x1"], "token")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("token was written (err %v); serviceAccountToken sources are skipped", err)
+	if info, err := os.Stat(filepath.Join(dirs["kube-api-access-x1"], "token")); err != nil || info.Mode().Perm() != 0o644 {
+		t.Errorf("token file = (%v, %v), want mode 0644 (the volume's defaultMode)", info, err)
+	}
+	if want := []string{"shop/web-sa web"}; !slices.Equal(objs.tokensFor, want) {
+		t.Errorf("tokens asked for %v, want %v (the pod's service account, bound to the pod)", objs.tokensFor, want)
 	}
 	if info, err := os.Stat(dirs["scratch"]); err != nil || info.Mode().Perm() != 0o777 {
 		t.Errorf("emptyDir = (%v, %v), want a 0777 directory", info, err)
@@ -135,7 +151,7 @@ func TestSetUpPodWritesVolumes(t *testing.T) {
 
 // The kubelet calls SetUpPod on every sync: unchanged objects leave the volume alone, a
 // changed object is projected (upstream: secrets and configmaps in volumes are eventually
-// updated; env variables are not).
+// updated; env variables are not), and so is a refreshed service account token.
 func TestSetUpPodRefreshesChangedObjects(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	objs := shopObjects()
@@ -154,10 +170,18 @@ func TestSetUpPodRefreshesChangedObjects(t *testing.T) {
 		}
 		return ts
 	}
-	credsBefore, configBefore := dataDirOf("creds"), dataDirOf("config")
+	credsBefore, configBefore, tokenBefore := dataDirOf("creds"), dataDirOf("config"), dataDirOf("kube-api-access-x1")
+
+	if _, err := p.SetUpPod(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if dataDirOf("kube-api-access-x1") != tokenBefore {
+		t.Error("the same token rewrote the kube-api-access volume")
+	}
 
 	objs.mu.Lock()
 	objs.secrets["shop/db-pass"] = &corev1.Secret{Data: map[string][]byte{"password": []byte("rotated"), "user": []byte("admin")}}
+	objs.token = "jwt-2" // the token manager refreshed it
 	objs.mu.Unlock()
 	if _, err := p.SetUpPod(ctx, pod); err != nil {
 		t.Fatal(err)
@@ -173,6 +197,9 @@ func TestSetUpPodRefreshesChangedObjects(t *testing.T) {
 	}
 	if dataDirOf("config") != configBefore {
 		t.Error("an unchanged ConfigMap's volume was rewritten")
+	}
+	if got := readFile(t, filepath.Join(dirs["kube-api-access-x1"], "token")); got != "jwt-2" || dataDirOf("kube-api-access-x1") == tokenBefore {
+		t.Errorf("token = %q after a refresh, want jwt-2 in a new data directory", got)
 	}
 }
 
@@ -248,6 +275,7 @@ func TestNewValidates(t *testing.T) {
 		"no root":       {GetSecret: objs.GetSecret, GetConfigMap: objs.GetConfigMap},
 		"relative root": {RootDir: "var/lib/minikubelet", GetSecret: objs.GetSecret, GetConfigMap: objs.GetConfigMap},
 		"no getters":    {RootDir: "/var/lib/minikubelet"},
+		"no tokens":     {RootDir: "/var/lib/minikubelet", GetSecret: objs.GetSecret, GetConfigMap: objs.GetConfigMap},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: New accepted %+v", name, cfg)

@@ -46,6 +46,12 @@ type node struct {
 // names an endpoint), and waits until the node is Ready.
 func startNode(t *testing.T, name string, extra ...string) *node {
 	t.Helper()
+	return startNodeWith(t, minikubelet, name, extra...)
+}
+
+// startNodeWith is startNode with another build of minikubelet (tokens_test.go: one without -race).
+func startNodeWith(t *testing.T, bin, name string, extra ...string) *node {
+	t.Helper()
 	rootDir, err := os.MkdirTemp("", "mkp") // short: the fake runtime's socket lives here
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +63,7 @@ func startNode(t *testing.T, name string, extra ...string) *node {
 		"--hostname-override", name, "--node-ip", "127.0.0.1",
 		"--address", "127.0.0.1", "--port", strconv.Itoa(n.port), "-v", "3", // 3: housekeeping counts
 	}, extra...)
-	n.proc = framework.StartProcess(t, minikubelet, n.args...)
+	n.proc = framework.StartProcess(t, bin, n.args...)
 	t.Cleanup(func() {
 		ctx := context.Background()
 		_ = cluster.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
