@@ -26,6 +26,7 @@ func allLabs() []lab {
 		{"06-status-manager", lab06()},
 		{"07-secret-configmap-managers", lab07()},
 		{"08-kubectl-exec", lab08()},
+		{"09-probes-and-init-containers", lab09()},
 	}
 }
 

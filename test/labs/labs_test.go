@@ -196,7 +196,8 @@ func waitRunning(t *testing.T, names ...string) {
 	}
 }
 
-// TestLabs runs the eight labs in order on one node, as a student does.
+// TestLabs runs the labs in order on one node, as a student does. Lab 09 also runs alone
+// (go test -run 'TestLabs/09'): it starts the node when lab 01 did not.
 func TestLabs(t *testing.T) {
 	rootDir, err := os.MkdirTemp("", "mkl") // short: the fake runtime's socket lives here
 	if err != nil {
@@ -216,6 +217,7 @@ func TestLabs(t *testing.T) {
 	t.Run("06-status-manager", n.lab06)
 	t.Run("07-secret-configmap-managers", n.lab07)
 	t.Run("08-kubectl-exec", n.lab08)
+	t.Run("09-probes-and-init-containers", n.lab09)
 }
 
 // Lab 01: make run, then a pod.
@@ -386,6 +388,63 @@ func (n *node) lab08(t *testing.T) {
 	n.expectPass(t, "08", time.Minute)
 }
 
+// Lab 09: a liveness probe that restarts, a readiness probe flipped both ways with kubectl exec,
+// init containers in order, a failing one under restartPolicy Always and Never, a native sidecar
+// beside a Job-like app; then a pod with a sidecar deleted: the app's preStop hook first.
+func (n *node) lab09(t *testing.T) {
+	n.ensureStarted(t)
+	n.expectMissing(t, "09", "pod default/lab09-liveness does not exist")
+	dir := labDir("09-probes-and-init-containers")
+	for _, manifest := range []string{"liveness.yaml", "readiness.yaml", "init.yaml", "init-fail.yaml", "sidecar.yaml"} {
+		kubectl(t, "apply", "-f", filepath.Join(dir, manifest))
+	}
+	waitReady(t, "lab09-ready", true)
+	if code, out := n.labCheck(t, "09"); code != 1 || !strings.Contains(out, "[MISSING] default/lab09-ready is Ready and its readiness probe never failed") {
+		t.Fatalf("lab-check 09 before the readiness exercise: exit code %d:\n%s", code, out)
+	}
+	kubectl(t, "exec", "lab09-ready", "--", "rm", "/www/ready")
+	waitReady(t, "lab09-ready", false)
+	kubectl(t, "exec", "lab09-ready", "--", "touch", "/www/ready")
+	waitReady(t, "lab09-ready", true)
+	// The liveness pod restarts about 45 s after it started (30 s healthy, then 3 failures 5 s apart).
+	n.expectPass(t, "09", 2*time.Minute)
+
+	kubectl(t, "apply", "-f", filepath.Join(dir, "shutdown.yaml"))
+	waitRunning(t, "lab09-shutdown")
+	start := time.Now()
+	kubectl(t, "delete", "pod", "lab09-shutdown")
+	took := time.Since(start)
+	t.Logf("kubectl delete pod lab09-shutdown returned after %s", took.Round(time.Millisecond))
+	if took < 5*time.Second {
+		t.Errorf("kubectl delete pod lab09-shutdown returned after %s: the app's preStop hook (sleep 5) runs before it stops, and its sidecar after it", took.Round(time.Millisecond))
+	}
+}
+
+// ensureStarted starts the node when lab 01 did not (a lab run alone with -run).
+func (n *node) ensureStarted(t *testing.T) {
+	t.Helper()
+	if n.proc == nil {
+		n.start(t)
+	}
+}
+
+// waitReady waits until the pod's Ready condition is ready (true) or not (false).
+func waitReady(t *testing.T, name string, ready bool) {
+	t.Helper()
+	waitFor(t, time.Minute, fmt.Sprintf("pod %s Ready=%v", name, ready), func() (bool, string) {
+		pod, err := cluster.Client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				return (c.Status == corev1.ConditionTrue) == ready, fmt.Sprintf("Ready=%s %s", c.Status, c.Reason)
+			}
+		}
+		return false, "no Ready condition"
+	})
+}
+
 // restoreAutoApproval puts kubeadm's auto-approval binding back if lab 02 left it deleted.
 func restoreAutoApproval() {
 	b := &rbacv1.ClusterRoleBinding{
@@ -401,7 +460,8 @@ func restoreAutoApproval() {
 func cleanUp(nodeName string) {
 	ctx := context.Background()
 	now := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
-	for _, pod := range []string{"hello", "lab04-kill", "lab04-sandbox", "lab05-crash", "lab05-once", "lab06-status", "lab07-app", "lab08-shell"} {
+	for _, pod := range []string{"hello", "lab04-kill", "lab04-sandbox", "lab05-crash", "lab05-once", "lab06-status", "lab07-app", "lab08-shell",
+		"lab09-liveness", "lab09-ready", "lab09-init", "lab09-init-crash", "lab09-init-never", "lab09-sidecar", "lab09-shutdown"} {
 		_ = cluster.Client.CoreV1().Pods("default").Delete(ctx, pod, now)
 	}
 	_ = cluster.Client.CoreV1().Secrets("default").Delete(ctx, "lab07-secret", metav1.DeleteOptions{})
