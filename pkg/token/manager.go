@@ -8,6 +8,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -22,8 +23,9 @@ const maxTokenAge = 24 * time.Hour
 type Config struct {
 	// Client requests the tokens: the kubelet's main client, as system:node:<name>. Required.
 	Client kubernetes.Interface
-	// Clock says when a cached token is due for refresh or has expired. nil means the real clock.
-	Clock clock.PassiveClock
+	// Clock says when a cached token is due for refresh or has expired, and paces the retries
+	// for a pod the API server does not see yet. nil means the real clock.
+	Clock clock.Clock
 }
 
 // Manager requests, caches and refreshes service account tokens for the pods of this node.
@@ -74,7 +76,7 @@ func (m *Manager) GetServiceAccountToken(ctx context.Context, namespace, name st
 		return cached, nil
 	}
 
-	fresh, err := m.cfg.Client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, tr, metav1.CreateOptions{})
+	fresh, err := m.requestToken(ctx, namespace, name, tr)
 	if err != nil {
 		err = fmt.Errorf("request a token for service account %s/%s bound to pod %q: %w", namespace, name, key.podName, err)
 		if cached == nil || expired(cached, now) {
@@ -92,6 +94,28 @@ func (m *Manager) GetServiceAccountToken(ctx context.Context, namespace, name st
 		"pod", klog.KRef(namespace, key.podName), "podUID", key.podUID, "audiences", tr.Spec.Audiences,
 		"refreshed", cached != nil, "expirationTimestamp", fresh.Status.ExpirationTimestamp.Time)
 	return fresh, nil
+}
+
+// notFoundRetries is how long requestToken waits, and how many times, for a pod the API server
+// does not see yet: 250 ms doubling, about 4 s in all.
+var notFoundRetries = []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second}
+
+// requestToken sends the TokenRequest. The API server checks the bound pod in its watch cache,
+// which may not have a pod created a moment ago ("pod … not found"): that answer is retried a few
+// times within seconds, as upstream's volume manager retries a mount every 500 ms, instead of
+// leaving the pod to the pod worker's 10 s back-off.
+func (m *Manager) requestToken(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	for attempt := 0; ; attempt++ {
+		fresh, err := m.cfg.Client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, tr, metav1.CreateOptions{})
+		if err == nil || !apierrors.IsNotFound(err) || attempt == len(notFoundRetries) {
+			return fresh, err
+		}
+		select {
+		case <-m.cfg.Clock.After(notFoundRetries[attempt]):
+		case <-ctx.Done():
+			return nil, err
+		}
+	}
 }
 
 // DeleteServiceAccountToken forgets every token bound to the pod; call it when the pod is gone

@@ -3,13 +3,16 @@ package token
 import (
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -28,6 +31,8 @@ type tokenServer struct {
 	clock  *testingclock.FakeClock
 	issued int
 	fail   bool
+	// notYetSeen answers this many requests with NotFound, as for a pod just created.
+	notYetSeen int
 }
 
 func newTokenServer() *tokenServer {
@@ -38,6 +43,10 @@ func newTokenServer() *tokenServer {
 		}
 		if s.fail {
 			return true, nil, errors.New("connection refused")
+		}
+		if s.notYetSeen > 0 { // the API server's cache has not seen the bound pod yet
+			s.notYetSeen--
+			return true, nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "web")
 		}
 		tr := action.(k8stesting.CreateAction).GetObject().(*authenticationv1.TokenRequest).DeepCopy()
 		if tr.Spec.ExpirationSeconds == nil {
@@ -255,6 +264,48 @@ func TestGetServiceAccountTokenRefreshFails(t *testing.T) {
 	}
 	if _, err := m.GetServiceAccountToken(ctx, "shop", "other", req); err == nil {
 		t.Error("a first request that fails must return its error")
+	}
+}
+
+// A pod created a moment ago may not be in the API server's cache yet ("pod not found"): the
+// request is retried within seconds on the clock (upstream's volume manager retries a mount
+// every 500 ms), not left to the pod worker's 10 s back-off; a pod that stays unknown fails.
+func TestGetServiceAccountTokenWaitsForANewPod(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	s := newTokenServer()
+	s.notYetSeen = 2
+	m := newManager(t, s)
+	got := make(chan error, 1)
+	go func() {
+		_, err := m.GetServiceAccountToken(ctx, "shop", "default", podRequest("web", "uid-1", "", nil))
+		got <- err
+	}()
+	for _, wait := range []time.Duration{250 * time.Millisecond, 500 * time.Millisecond} {
+		for !s.clock.HasWaiters() {
+			goruntime.Gosched()
+		}
+		s.clock.Step(wait)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("after two not-found answers: %v", err)
+	}
+	if sa, _ := s.requests(); len(sa) != 3 {
+		t.Errorf("%d requests, want 3", len(sa))
+	}
+
+	s.notYetSeen = 100
+	go func() {
+		_, err := m.GetServiceAccountToken(ctx, "shop", "default", podRequest("gone", "uid-2", "", nil))
+		got <- err
+	}()
+	for range notFoundRetries {
+		for !s.clock.HasWaiters() {
+			goruntime.Gosched()
+		}
+		s.clock.Step(2 * time.Second)
+	}
+	if err := <-got; !apierrors.IsNotFound(err) {
+		t.Errorf("a pod that stays unknown: err = %v, want NotFound", err)
 	}
 }
 
