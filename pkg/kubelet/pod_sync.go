@@ -53,6 +53,8 @@ func (p *pods) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror
 	p.probes.manager.AddPod(pod) // probe its containers (a newer pod reaches existing workers)
 	// Volumes before containers: write (or refresh) every Secret/ConfigMap/projected volume.
 	if err := p.helper.setUpVolumes(ctx, pod); err != nil {
+		// upstream's volume manager says the same in a FailedMount Event on the pod
+		p.recorder.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "%v", err)
 		return false, err
 	}
 	result := p.cfg.Runtime.SyncPod(ctx, pod, rs)

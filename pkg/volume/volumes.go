@@ -75,7 +75,7 @@ func New(cfg Config) (*Projector, error) {
 // A volume that fails does not stop the others: the map holds those that succeeded, and the
 // error names each failure as upstream's events do:
 //
-//	MountVolume.SetUp failed for volume "creds": secret "db-pass" not found
+//	MountVolume.SetUp failed for volume "creds" : secret "db-pass" not found
 //
 // Volume types other than secret, configMap, projected, downwardAPI and emptyDir are skipped
 // (logged at V(2)) and have no entry in the map.
@@ -90,7 +90,7 @@ func (p *Projector) SetUpPod(ctx context.Context, pod *corev1.Pod) (map[string]s
 		vol := &pod.Spec.Volumes[i]
 		dir, err := p.setUpVolume(ctx, pod, vol)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("MountVolume.SetUp failed for volume %q: %w", vol.Name, err))
+			errs = append(errs, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", vol.Name, err)) // upstream's spacing
 			continue
 		}
 		if dir == "" {

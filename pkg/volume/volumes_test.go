@@ -216,7 +216,7 @@ func TestSetUpPodErrors(t *testing.T) {
 	)
 
 	dirs, err := p.SetUpPod(ctx, pod)
-	if err == nil || err.Error() != `MountVolume.SetUp failed for volume "missing": secret "nope" not found` {
+	if err == nil || err.Error() != `MountVolume.SetUp failed for volume "missing" : secret "nope" not found` {
 		t.Fatalf("error = %v, want the missing Secret named", err)
 	}
 	if _, ok := dirs["creds"]; !ok {
