@@ -174,10 +174,10 @@ func (r *Runtime) AdminSocket() string { return r.cfg.AdminSocket }
 // Serve listens on the CRI socket, the admin socket and the streaming address and serves until
 // ctx is cancelled; then it stops gracefully, cuts open streaming sessions, removes both sockets
 // and returns nil. A stale socket file left by a crashed runtime is removed first; a socket
-// another process still serves is an error. Serve may be called once.
+// another process still serves is an error. Serve may be called once. It logs with ctx's logger,
+// which the caller names (the kubelet's step "fake-runtime", or `minikubelet fake-runtime serve`).
 func (r *Runtime) Serve(ctx context.Context) error {
-	logger := klog.FromContext(ctx).WithName("fake-runtime")
-	ctx = klog.NewContext(ctx, logger)
+	logger := klog.FromContext(ctx)
 	r.mu.Lock()
 	if r.served {
 		r.mu.Unlock()
