@@ -192,13 +192,17 @@ func noProbes(pod *corev1.Pod, st *corev1.PodStatus) {
 	}
 }
 
-// anyRegularContainerActive reports whether a regular container runs or was created in the
-// current sandbox: the pod got past its init containers (upstream
-// HasAnyActiveRegularContainerStarted).
+// anyRegularContainerActive reports whether a regular container has an instance in the current
+// (newest) sandbox, in any state: the pod got past its init containers there (upstream
+// HasAnyActiveRegularContainerStarted). An instance belongs to the newest sandbox when it was
+// created after it.
 func anyRegularContainerActive(pod *corev1.Pod, rs *kubecontainer.PodStatus) bool {
+	if len(rs.Sandboxes) == 0 {
+		return false
+	}
+	since := time.Unix(0, rs.Sandboxes[0].GetCreatedAt())
 	for i := range pod.Spec.Containers {
-		if cs := rs.FindContainer(pod.Spec.Containers[i].Name); cs != nil &&
-			(cs.State == runtimeapi.ContainerState_CONTAINER_RUNNING || cs.State == runtimeapi.ContainerState_CONTAINER_CREATED) {
+		if cs := rs.FindContainer(pod.Spec.Containers[i].Name); cs != nil && !cs.CreatedAt.Before(since) {
 			return true
 		}
 	}

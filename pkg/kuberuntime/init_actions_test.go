@@ -140,3 +140,14 @@ func TestTerminationOrder(t *testing.T) {
 		t.Errorf("remainingGrace: %d %d %d", remainingGrace(30, 0), remainingGrace(30, 29_500_000_000), remainingGrace(30, 10_000_000_000))
 	}
 }
+
+// Two running instances of one name (a replacement started beside an old one) both stop, and
+// the second stop does not close the channel again (it used to panic the kubelet).
+func TestStoppedTwice(t *testing.T) {
+	pod := initPod(corev1.RestartPolicyAlways, []string{"side-1"}, "app")
+	two := []*kubecontainer.ContainerStatus{{Name: "app", State: runningState}, {Name: "app", State: runningState}, {Name: "side-1", State: runningState}}
+	o := terminationOrder(pod, two)
+	o.stopped("app")
+	o.stopped("app")
+	o.stopped("side-1")
+}

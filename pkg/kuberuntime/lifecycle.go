@@ -178,7 +178,7 @@ func (m *Manager) preStop(ctx context.Context, pod *corev1.Pod, c *corev1.Contai
 	go func() {
 		defer close(done)
 		podIP := m.podIP(hookCtx, pod)
-		if _, err := m.runHook(hookCtx, pod, c, id, podIP, c.Lifecycle.PreStop); err != nil {
+		if _, err := m.runHook(hookCtx, pod, c, id, podIP, c.Lifecycle.PreStop); err != nil && hookCtx.Err() == nil { // not when cut at the grace period
 			klog.FromContext(ctx).Info("PreStop hook failed", "pod", klog.KObj(pod), "container", c.Name, "err", err.Error())
 			m.containerEvent(pod, c.Name, id, corev1.EventTypeWarning, EventFailedPreStopHook, "PreStopHook failed")
 		}

@@ -156,8 +156,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 		for id, why := range actions.ContainersToKill {
 			logger.V(2).Info("Killing container", "container", why.Name, "reason", why.Message)
 			if err := m.killContainer(ctx, pod, journal.Pod(pod), id, why.Name, why.Message, killGracePeriod(pod, why), nil); err != nil {
+				// As upstream: stop this sync, so a replacement never runs beside the old one.
 				result.ContainerErrors[why.Name] = ContainerError{Name: why.Name, Reason: "KillContainerError", Message: err.Error()}
-				continue
+				return result
 			}
 			result.Changed = true
 		}
@@ -170,6 +171,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 		podIP = status.IPs[0]
 	}
 	if actions.CreateSandbox {
+		// A new sandbox starts initialization over: the old init container instances go, so the
+		// next sync does not take their old exits for this sandbox's (upstream purgeInitContainers).
+		m.purgeInitContainers(ctx, pod, status)
 		if len(status.Sandboxes) > 0 {
 			m.podEvent(pod, corev1.EventTypeNormal, EventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
 		}
@@ -263,6 +267,28 @@ func (m *Manager) KillPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 		}
 	}
 	return errors.Join(all...)
+}
+
+// purgeInitContainers removes every instance of pod's init containers from the runtime.
+func (m *Manager) purgeInitContainers(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus) {
+	for _, c := range status.Containers {
+		if !isInitContainer(pod, c.Name) {
+			continue
+		}
+		if _, err := m.runtime.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c.ID}); err != nil && !isNotFound(err) {
+			klog.FromContext(ctx).Error(err, "Failed to remove an init container of a pod getting a new sandbox", "pod", klog.KObj(pod), "container", c.Name)
+		}
+	}
+}
+
+// isInitContainer reports whether name is one of pod's init containers.
+func isInitContainer(pod *corev1.Pod, name string) bool {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // RemovePod removes every container and sandbox of a pod that is no longer wanted (housekeeping).

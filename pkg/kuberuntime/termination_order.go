@@ -5,6 +5,7 @@ package kuberuntime
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,8 +23,9 @@ const minGracePeriod = 2
 // for the sidecars after it in the spec, so sidecars stop last, in reverse order. A nil stopOrder
 // (no pod spec) lets every container stop at once.
 type stopOrder struct {
-	prereqs map[string][]string      // by container name
-	done    map[string]chan struct{} // closed when that running container has stopped
+	prereqs map[string][]string // by container name
+	mu      sync.Mutex
+	done    map[string]chan struct{} // closed (and deleted) when that running container has stopped
 }
 
 // terminationOrder builds the order for the running containers of pod.
@@ -64,9 +66,11 @@ func (o *stopOrder) waitForTurn(ctx context.Context, clk clock.Clock, name strin
 	deadline := clk.NewTimer(time.Duration(gracePeriod) * time.Second)
 	defer deadline.Stop()
 	for _, before := range o.prereqs[name] {
+		o.mu.Lock()
 		done, ok := o.done[before]
+		o.mu.Unlock()
 		if !ok {
-			continue // not running: nothing to wait for
+			continue // not running, or already stopped: nothing to wait for
 		}
 		select {
 		case <-done:
@@ -84,8 +88,11 @@ func (o *stopOrder) stopped(name string) {
 	if o == nil {
 		return
 	}
-	if done, ok := o.done[name]; ok {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if done, ok := o.done[name]; ok { // two instances of one name: the first to stop lets them go
 		close(done)
+		delete(o.done, name)
 	}
 }
 

@@ -140,11 +140,33 @@ func reconnectParams() grpc.ConnectParams {
 	return p
 }
 
-// timeoutInterceptor bounds each unary call by timeout unless ctx already ends sooner.
+// timeoutInterceptor bounds each unary call by timeout unless ctx already ends sooner, as
+// upstream's cri-client does, with its exceptions: StopContainer gets timeout plus the container's
+// grace period, ExecSync timeout plus its own timeout (none when that is 0: a lifecycle hook), and
+// PullImage no deadline at all (a large image may take long).
 func timeoutInterceptor(timeout time.Duration) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
+		if d, ok := callTimeout(timeout, req); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d)
+			defer cancel()
+		}
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
+}
+
+// callTimeout is the deadline of one CRI call with request req, and false for none. Pure.
+func callTimeout(timeout time.Duration, req any) (time.Duration, bool) {
+	switch r := req.(type) {
+	case *runtimeapi.StopContainerRequest:
+		return timeout + time.Duration(r.GetTimeout())*time.Second, true
+	case *runtimeapi.ExecSyncRequest:
+		if r.GetTimeout() == 0 {
+			return 0, false
+		}
+		return timeout + time.Duration(r.GetTimeout())*time.Second, true
+	case *runtimeapi.PullImageRequest:
+		return 0, false
+	}
+	return timeout, true
 }

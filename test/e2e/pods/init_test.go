@@ -56,15 +56,19 @@ func TestInitContainersRunInOrder(t *testing.T) {
 		[]string{"init-a", "sh", "-c", "sleep 2; exit 0"}, []string{"init-b", "sleep", "infinity"})
 	createPod(t, ns, "ordered", spec)
 
-	framework.Eventually(t, time.Minute, "Init:1/2 while the second init container runs", func() (bool, string) {
-		s := kubectlStatus(t, ns, "ordered")
-		return s == "Init:1/2", s
+	var pod *corev1.Pod
+	framework.Eventually(t, time.Minute, "init-a Completed and init-b running", func() (bool, string) {
+		pod = getPod(t, ns, "ordered")
+		if len(pod.Status.InitContainerStatuses) != 2 {
+			return false, describe(pod)
+		}
+		a, b := pod.Status.InitContainerStatuses[0], pod.Status.InitContainerStatuses[1]
+		return a.State.Terminated != nil && a.State.Terminated.Reason == "Completed" && b.State.Running != nil, describe(pod)
 	})
-	pod := getPod(t, ns, "ordered")
-	a, b := pod.Status.InitContainerStatuses[0], pod.Status.InitContainerStatuses[1]
-	if a.State.Terminated == nil || a.State.Terminated.Reason != "Completed" || b.State.Running == nil {
-		t.Fatalf("init-a %+v, init-b %+v: want init-a Completed and init-b running", a.State, b.State)
+	if s := kubectlStatus(t, ns, "ordered"); s != "Init:1/2" {
+		t.Errorf("kubectl STATUS = %q while the second of two init containers runs, want Init:1/2", s)
 	}
+	a, b := pod.Status.InitContainerStatuses[0], pod.Status.InitContainerStatuses[1]
 	if b.State.Running.StartedAt.Before(&a.State.Terminated.FinishedAt) {
 		t.Errorf("init-b started at %s, before init-a finished at %s", b.State.Running.StartedAt, a.State.Terminated.FinishedAt)
 	}
@@ -135,7 +139,7 @@ func TestInitContainerCrashLoop(t *testing.T) {
 func TestSidecarStopsWhenTheAppCompletes(t *testing.T) {
 	n := startNode(t, "e2e-sidecar")
 	ns := namespace(t)
-	createPod(t, ns, "job", withInits(podSpec(n.name, corev1.RestartPolicyNever, "sh", "-c", "sleep 3; exit 0"),
+	createPod(t, ns, "job", withInits(podSpec(n.name, corev1.RestartPolicyNever, "sh", "-c", "sleep 8; exit 0"),
 		[]string{"side-log", "sleep", "infinity"}))
 	framework.Eventually(t, time.Minute, "app and sidecar running", func() (bool, string) {
 		p := getPod(t, ns, "job")
@@ -143,12 +147,10 @@ func TestSidecarStopsWhenTheAppCompletes(t *testing.T) {
 			return false, "no statuses yet"
 		}
 		side, app := p.Status.InitContainerStatuses[0], p.Status.ContainerStatuses[0]
-		return side.State.Running != nil && app.State.Running != nil && p.Status.Phase == corev1.PodRunning,
-			string(p.Status.Phase) + " " + kubectlStatus(t, ns, "job")
+		s := kubectlStatus(t, ns, "job") // kubectl's view of the same moment: Running
+		return side.State.Running != nil && app.State.Running != nil && p.Status.Phase == corev1.PodRunning && s == "Running",
+			string(p.Status.Phase) + " " + s
 	})
-	if s := kubectlStatus(t, ns, "job"); s != "Running" {
-		t.Errorf("kubectl STATUS = %q, want Running", s)
-	}
 	framework.Eventually(t, time.Minute, "pod Succeeded", func() (bool, string) {
 		p := getPod(t, ns, "job")
 		return p.Status.Phase == corev1.PodSucceeded, string(p.Status.Phase)
