@@ -14,7 +14,7 @@ LDFLAGS := -X github.com/minikubelet/minikubelet/pkg/version.gitVersion=$(GIT_VE
 CLUSTER_DIR ?= _output/cluster
 CLUSTER ?= local
 
-.PHONY: bench all build test test-unit test-fuzz test-e2e verify cluster-build cluster-up cluster-down cluster-status run debug journal lab-check labs-test containerd-install containerd-up containerd-down containerd-status kind-up kind-down clean
+.PHONY: bench all build test test-unit test-fuzz test-e2e verify cluster-build cluster-up cluster-down cluster-status run debug journal lab-check labs-test containerd-install containerd-up containerd-down containerd-status conformance test-conformance kind-up kind-down clean
 
 all: build
 
@@ -140,6 +140,24 @@ containerd-down:
 # containerd-status: is it running, and what does it hold.
 containerd-status:
 	hack/containerd/up.sh status --state-dir $(CONTAINERD_DIR)
+
+##@ Conformance (upstream's node conformance specs against minikubelet on containerd; needs root)
+
+# conformance: run k8s.io/kubernetes v1.36.3's e2e specs matching FOCUS (default
+# '\[sig-node\].*\[NodeConformance\]') and not SKIP (default '\[Slow\]|\[Serial\]|\[Disruptive\]|
+# \[Flaky\]|\[Feature:') with PROCS ginkgo processes (8) against minikubelet on containerd with a pod
+# network, everything in a network namespace of its own; prints passed/failed/skipped per Describe
+# group and writes every spec's result to _output/conformance/results.txt (docs/conformance.md).
+# Builds e2e.test, ginkgo and agnhost once (hack/conformance/build.sh; ~5-20 min cold).
+#   make conformance FOCUS='Pods should get a host IP'
+conformance: build
+	hack/conformance/run.sh
+
+# test-conformance (part of make test): run exactly the specs listed in hack/conformance/passing.txt
+# and fail unless every one of them passes, so that what passes keeps passing. Names specs that
+# passed without being listed. Needs root, like make conformance.
+test-conformance: build
+	PASSING=hack/conformance/passing.txt hack/conformance/run.sh
 
 ##@ kind (needs a Docker engine; not in CI)
 

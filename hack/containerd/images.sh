@@ -4,20 +4,31 @@
 # needed: the images are made from Debian's busybox-static and ./hack/containerd/pause.
 #
 # Usage: hack/containerd/images.sh --address /path/containerd.sock [--snapshotter overlayfs|native]
+#                                   [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR]
 #
 #   docker.io/minikubelet/busybox:local   sh, ls, cat, sleep, … (busybox-static, hard links in /bin)
 #   docker.io/minikubelet/pause:local     the sandbox image (CRI sandbox_image in up.sh's config)
+#
+# With --e2e-images (make conformance), also the upstream e2e images, under the exact names LIST
+# holds (the output of `e2e.test --list-images`) — those we can build honestly, see
+# images/e2e.go: agnhost and nonewprivs (their programs from --e2e-bin-dir, built by
+# hack/conformance/build.sh from the k8s.io/kubernetes module whose source is --kube-src, which
+# gives their versions, i.e. tags; agnhost with busybox applets and Debian's bash and curl),
+# busybox and nonroot (busybox-static), pause (ours). It prints each name it built and each it
+# did not.
 #
 # Pods use them with imagePullPolicy IfNotPresent (the default for a tag other than :latest) or
 # Never; Always would try a registry and fail with ErrImagePull.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-address="" snapshotter=overlayfs
+address="" snapshotter=overlayfs e2e_args=()
 while (( $# )); do
   case $1 in
     --address) address=$2; shift 2 ;;
     --snapshotter) snapshotter=$2; shift 2 ;;
+    --e2e-images) e2e_args+=(--e2e-list "${2:?}"); shift 2 ;;
+    --e2e-bin-dir|--kube-src) e2e_args+=("$1" "${2:?}"); shift 2 ;;
     *) echo "images.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -28,7 +39,7 @@ trap 'rm -rf "$work"' EXIT
 # Both programs are small; the Go build cache makes these seconds the first time, then instant.
 (cd "$repo" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/pause" ./hack/containerd/pause)
 (cd "$repo" && go build -o "$work/images" ./hack/containerd/images)
-"$work/images" --busybox /bin/busybox --pause "$work/pause" --out "$work/images.tar"
+"$work/images" --busybox /bin/busybox --pause "$work/pause" --out "$work/images.tar" ${e2e_args[@]+"${e2e_args[@]}"}
 # The snapshotter must be the one the CRI plugin uses, or its containers find no unpacked image.
 ctr --address "$address" -n k8s.io images import --snapshotter "$snapshotter" "$work/images.tar" >/dev/null
-echo "imported docker.io/minikubelet/busybox:local and docker.io/minikubelet/pause:local (snapshotter $snapshotter)"
+echo "imported docker.io/minikubelet/busybox:local and docker.io/minikubelet/pause:local${e2e_args[*]:+ and the e2e images built above} (snapshotter $snapshotter)"

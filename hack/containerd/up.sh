@@ -2,7 +2,8 @@
 # up.sh: run a private containerd for minikubelet — its own config, root, state, socket and CNI
 # config, all under one state directory — so it never touches a containerd the machine may have.
 #
-# Usage: hack/containerd/up.sh up|down|status --state-dir DIR [--exit-with PID]
+# Usage: hack/containerd/up.sh up|down|status --state-dir DIR [--exit-with PID] [--network MODE]
+#                              [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR]
 #
 #   up      write DIR/config.toml, start containerd in the background (PID in DIR/containerd.pid,
 #           log in DIR/containerd.log), wait for its socket, import our busybox and pause images
@@ -15,6 +16,18 @@
 #           everything under DIR and remove DIR.
 #   status  the PID, socket, version and snapshotter, or the tail of the log of one that died.
 #
+#   --network loopback (default)  a loopback-only CNI network: pods must use hostNetwork: true.
+#   --network bridge              a pod network: CNI bridge (mkbr0, gateway 10.88.0.1, hairpin) +
+#                                 host-local (10.88.0.0/16, its leases under DIR/cni/ipam) + portmap
+#                                 (hostPort), from Debian's containernetworking-plugins. Every pod
+#                                 gets its own IP, reachable from the node and from other pods. It
+#                                 creates a bridge, veths, routes and (portmap) iptables rules, so
+#                                 it refuses to run in the host's network namespace: run it inside
+#                                 one of your own (unshare --net), as hack/conformance/run.sh does,
+#                                 and all of it dies with that namespace.
+#   --e2e-images LIST --e2e-bin-dir DIR --kube-src DIR   also build and import the upstream e2e
+#                                 images LIST names (`e2e.test --list-images`; see images.sh).
+#
 # Point minikubelet at it with --container-runtime-endpoint unix://DIR/containerd.sock, and crictl
 # with --runtime-endpoint unix://DIR/containerd.sock. Install what it needs with install.sh.
 #
@@ -26,29 +39,33 @@
 #                                   VM's or container's root often lacks it); without this every
 #                                   sandbox fails with "can't get final child's PID from pipe: EOF"
 #   SystemdCgroup = false           cgroupfs: minikubelet has no systemd cgroup driver
-#   cni conf_dir / bin_dir          DIR/cni/net.d holds one loopback-only network, written before
-#                                   containerd starts: enough for NetworkReady=true. Pods must use
-#                                   hostNetwork: true (no pod IPs); others fail with
-#                                   "failed to find network info for sandbox".
+#   cni conf_dir / bin_dir          DIR/cni/net.d holds one network, written before containerd
+#                                   starts (NetworkReady=true comes from it). loopback mode: pods
+#                                   must use hostNetwork: true (no pod IPs); others fail with
+#                                   "failed to find network info for sandbox". bridge mode: above.
 #   netns_mounts_under_state_dir    network namespaces under DIR, not /var/run/netns
 #   stream_server_address = 127.0.0.1   exec/attach/port-forward streams on loopback only
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-usage() { echo "usage: up.sh up|down|status --state-dir DIR [--exit-with PID]" >&2; exit 2; }
+usage() { echo "usage: up.sh up|down|status --state-dir DIR [--exit-with PID] [--network loopback|bridge] [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR]" >&2; exit 2; }
 verb=${1:-}; [[ $verb == up || $verb == down || $verb == status ]] || usage; shift
-state_dir="" exit_with=""
+state_dir="" exit_with="" network=loopback images_args=()
 while (( $# )); do
   case $1 in
     --state-dir) state_dir=${2:?}; shift 2 ;;
     --exit-with) exit_with=${2:?}; shift 2 ;;
+    --network) network=${2:?}; shift 2 ;;
+    --e2e-images|--e2e-bin-dir|--kube-src) images_args+=("$1" "${2:?}"); shift 2 ;;
     *) usage ;;
   esac
 done
 [[ -n $state_dir ]] || usage
+[[ $network == loopback || $network == bridge ]] || usage
 if [[ ! -d $state_dir ]]; then
   [[ $verb == up ]] || { echo "containerd: not running (no state dir $state_dir)"; [[ $verb == down ]]; exit; }
   mkdir -p "$state_dir"
+  new_state_dir=1 # removed again if up refuses to start
 fi
 state_dir=$(cd "$state_dir" && pwd)
 
@@ -101,6 +118,49 @@ cni_bin_dir() {
   exit 1
 }
 
+# private_netns: is this a network namespace of our own, not the host's? /proc/1/ns/net cannot
+# always be read (to compare with ours), so also: the host's namespace has a default route, or a
+# device a private namespace of ours would not have (ours: lo, the pod bridge mkbr0, its veths).
+private_netns() {
+  if [[ -r /proc/1/ns/net && $(readlink /proc/1/ns/net) == "$(readlink /proc/self/ns/net)" ]]; then return 1; fi
+  [[ -z $(ip route show default 2>/dev/null; ip -6 route show default 2>/dev/null) ]] || return 1
+  local name
+  while read -r name; do
+    name=${name%%@*}
+    [[ $name == lo || $name == mkbr0 || $name == veth* ]] || return 1
+  done < <(ip -o link show | awk -F': ' '{ print $2 }')
+}
+
+# write_cni_config: the one network containerd's CRI plugin uses (see --network above).
+write_cni_config() {
+  local dir=$state_dir/cni/net.d
+  mkdir -p "$dir"
+  rm -f "$dir"/*.conflist
+  if [[ $network == loopback ]]; then
+    cat >"$dir/10-minikubelet-loopback.conflist" <<'EOF'
+{"cniVersion": "0.4.0", "name": "minikubelet-loopback", "plugins": [{"type": "loopback"}]}
+EOF
+    return
+  fi
+  cat >"$dir/10-minikubelet-pods.conflist" <<EOF
+{
+  "cniVersion": "0.4.0",
+  "name": "minikubelet-pods",
+  "plugins": [
+    {
+      "type": "bridge", "bridge": "mkbr0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+      "ipam": {
+        "type": "host-local", "dataDir": "$state_dir/cni/ipam",
+        "ranges": [[{"subnet": "10.88.0.0/16", "gateway": "10.88.0.1"}]],
+        "routes": [{"dst": "0.0.0.0/0"}]
+      }
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+}
+
 write_config() {
   local snap=$1 cri='plugins."io.containerd.grpc.v1.cri"' cni_bin
   cni_bin=$(cni_bin_dir)
@@ -120,10 +180,7 @@ write_config() {
   set_toml "$cri.containerd.runtimes.runc.options" SystemdCgroup false
   set_toml "$cri.containerd.runtimes.runc.options" Root "$(q "$state_dir/runc")"
   # The CNI config must exist before containerd starts: its CRI plugin reports NetworkReady from it.
-  mkdir -p "$state_dir/cni/net.d"
-  cat >"$state_dir/cni/net.d/10-minikubelet-loopback.conflist" <<'EOF'
-{"cniVersion": "0.4.0", "name": "minikubelet-loopback", "plugins": [{"type": "loopback"}]}
-EOF
+  write_cni_config
 }
 
 # start_watchdog: run `down` once process $exit_with is gone (one watchdog per state dir).
@@ -139,6 +196,13 @@ up() {
   if running; then
     echo "containerd is already running (PID $(<"$pidfile")): unix://$sock"
     return
+  fi
+  if [[ $network == bridge ]] && ! private_netns; then
+    echo "up.sh: --network bridge creates a bridge, veths, routes and iptables rules: it runs only in a network" >&2
+    echo "namespace of your own (e.g. unshare --net), never in the host's; this one has a default route or a" >&2
+    echo "device of the host ($(ip -o link show | awk -F': ' '{ printf "%s ", $2 }'))" >&2
+    [[ -z ${new_state_dir:-} ]] || rmdir "$state_dir" 2>/dev/null || true
+    exit 1
   fi
   for tool in containerd ctr runc; do
     command -v $tool >/dev/null || { echo "up.sh: $tool is not installed: run hack/containerd/install.sh" >&2; exit 1; }
@@ -170,8 +234,8 @@ up() {
     sleep 0.1
   done
   (( i < 300 )) || { echo "up.sh: containerd did not answer on $sock within 30 s; see $log" >&2; exit 1; }
-  "$here/images.sh" --address "$sock" --snapshotter "$snap"
-  echo "containerd is ready (PID $pid, snapshotter $snap): unix://$sock"
+  "$here/images.sh" --address "$sock" --snapshotter "$snap" ${images_args[@]+"${images_args[@]}"}
+  echo "containerd is ready (PID $pid, snapshotter $snap, network $network): unix://$sock"
 }
 
 # our_shims: the PIDs of our containerd's shims (containerd-shim-runc-v2 … -address DIR/containerd.sock).
@@ -231,6 +295,14 @@ down() {
       compgen -G "/sys/fs/cgroup/*/k8s.io/$id" >/dev/null || [[ -d /sys/fs/cgroup/k8s.io/$id ]] || break
       sleep 0.1
     done
+  done
+  # … and what the CNI library caches outside DIR, in /var/lib/cni/results (containerd 1.6 has no
+  # setting for it): one file per sandbox and interface, removed by a CNI DEL that a forced stop
+  # skips. Only our sandboxes' files, by their IDs.
+  local sandbox
+  for sandbox in "$state_dir"/root/io.containerd.grpc.v1.cri/sandboxes/*/; do
+    [[ -d $sandbox ]] || continue
+    rm -f /var/lib/cni/results/*-"$(basename "$sandbox")"-*
   done
   # Unmount everything under DIR (rootfs overlays, shm, netns), deepest first.
   local mnt

@@ -6,7 +6,8 @@
 //	go run ./hack/containerd/images --busybox /bin/busybox --pause ./pause --out images.tar
 //	ctr -n k8s.io --address <sock> images import images.tar
 //
-// hack/containerd/images.sh does both. The tarball is deterministic (fixed times and owners,
+// hack/containerd/images.sh does both. With --e2e-list (make conformance) it also builds the
+// upstream e2e test images under their exact names: see e2e.go. The tarball is deterministic (fixed times and owners,
 // sorted entries), so the same inputs give the same image IDs.
 //
 // A docker-archive is a tar of:
@@ -52,6 +53,10 @@ func run(args []string) error {
 	busyboxName := fs.String("busybox-name", "docker.io/minikubelet/busybox:local", "the busybox image's name")
 	pauseName := fs.String("pause-name", "docker.io/minikubelet/pause:local", "the pause image's name")
 	out := fs.String("out", "", "where to write the docker-archive tarball")
+	e2eList := fs.String("e2e-list", "", "also build the upstream e2e images this file names (the output of `e2e.test --list-images`) that we can build (see e2e.go)")
+	e2eBinDir := fs.String("e2e-bin-dir", "", "for --e2e-list: the directory with the static agnhost and nnp (hack/conformance/build.sh)")
+	kubeSrc := fs.String("kube-src", "", "for --e2e-list: the k8s.io/kubernetes module they were built from (go list -m -f {{.Dir}}): their versions, the tags they get")
+	hostTools := fs.String("host-tools", "bash,curl", "comma-separated programs of this machine (Debian packages) copied with their libraries into the agnhost image's /bin")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,6 +84,13 @@ func run(args []string) error {
 			Entrypoint: []string{"/pause"},
 			User:       "65535:65535", // as upstream's pause image: it needs no privilege
 		}, CreatedBy: "hack/containerd/images: CGO_ENABLED=0 go build ./hack/containerd/pause"},
+	}
+	if *e2eList != "" {
+		extra, err := buildE2EImages(*e2eList, *e2eBinDir, *kubeSrc, *hostTools, e2eInputs{busybox: bb, applets: applets, pause: pauseBin})
+		if err != nil {
+			return err
+		}
+		images = append(images, extra...)
 	}
 	var buf bytes.Buffer
 	if err := writeDockerArchive(&buf, images); err != nil {
@@ -113,13 +125,14 @@ func busyboxApplets(path string) ([]string, error) {
 }
 
 // file is one entry of a layer. A directory has Dir set; a hard link has LinkTo (a path in the
-// same layer); otherwise it is a regular file with Data.
+// same layer); a symbolic link has Symlink (its target); otherwise it is a regular file with Data.
 type file struct {
-	Path   string
-	Mode   int64
-	Dir    bool
-	LinkTo string
-	Data   []byte
+	Path    string
+	Mode    int64
+	Dir     bool
+	LinkTo  string
+	Symlink string
+	Data    []byte
 }
 
 // baseFiles are the directories and files every image of ours has: the mount points the runtime
@@ -174,6 +187,8 @@ func layerTar(files []file) ([]byte, error) {
 			h.Typeflag, h.Name = tar.TypeDir, f.Path+"/"
 		case f.LinkTo != "":
 			h.Typeflag, h.Linkname = tar.TypeLink, f.LinkTo
+		case f.Symlink != "":
+			h.Typeflag, h.Linkname = tar.TypeSymlink, f.Symlink
 		default:
 			h.Typeflag, h.Size = tar.TypeReg, int64(len(f.Data))
 		}
