@@ -1,16 +1,16 @@
 package kubelet
 
 import (
-	"fmt"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/statusmanager"
 )
 
 // The syncLoop's handlers of configCh (upstream: pkg/kubelet/kubelet.go HandlePodAdditions,
-// HandlePodUpdates, HandlePodRemoves, and lifecycle/predicate.go for admission).
+// HandlePodUpdates, HandlePodRemoves, HandlePodReconcile; admission is in admission.go).
 
 func (p *pods) handlePodAdditions(added []*corev1.Pod) {
 	sort.Slice(added, func(i, j int) bool { return added[i].CreationTimestamp.Before(&added[j].CreationTimestamp) })
@@ -24,8 +24,8 @@ func (p *pods) handlePodAdditions(added []*corev1.Pod) {
 		}
 		// Pods already terminal or being deleted are not admitted again: they only need to stop.
 		if pod.DeletionTimestamp == nil && !isTerminal(pod) {
-			if msg, ok := p.admit(pod); !ok {
-				p.reject(pod, "OutOfpods", msg)
+			if a := p.admit(pod); !a.admit {
+				p.reject(pod, a)
 				continue
 			}
 		}
@@ -65,34 +65,21 @@ func (p *pods) handlePodRemoves(removed []*corev1.Pod) {
 	}
 }
 
-// admit is the kubelet's admission: minikubelet checks only the pod count (maxPods), as the
-// first of upstream's admit handlers does.
-func (p *pods) admit(pod *corev1.Pod) (string, bool) {
-	if p.cfg.MaxPods <= 0 {
-		return "", true
-	}
-	active := 0
-	for _, other := range p.manager.GetPods() {
-		if other.UID == pod.UID || other.Status.Phase == corev1.PodSucceeded || other.Status.Phase == corev1.PodFailed {
+// handlePodReconcile takes pods whose API status someone else changed (RECONCILE: only the
+// status differs). The pod manager gets the new copy, which generateAPIPodStatus reads the
+// conditions of others from; a pod whose Ready condition no longer agrees with its readiness
+// gates is synced at once, so Ready follows a gate patched through pods/status (upstream
+// HandlePodReconcile with NeedToReconcilePodReadiness). Only pods the workers know are synced:
+// never one admission rejected. A mirror pod's static pod has no API status of its own to
+// compare: it is not synced here, as upstream.
+func (p *pods) handlePodReconcile(pods []*corev1.Pod) {
+	for _, pod := range pods {
+		p.manager.UpdatePod(pod)
+		if p.manager.IsMirrorPod(pod) || !statusmanager.NeedToReconcilePodReadiness(pod) {
 			continue
 		}
-		if st, ok := p.workers.State(other.UID); ok && st == podworkers.Syncing {
-			active++
+		if _, known := p.workers.State(pod.UID); known {
+			p.dispatch(pod, podworkers.SyncPodSync)
 		}
 	}
-	if active >= p.cfg.MaxPods {
-		return fmt.Sprintf("Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", active, p.cfg.MaxPods), false
-	}
-	return "", true
-}
-
-// reject marks a pod the node will not run as Failed, as upstream's rejectPod.
-func (p *pods) reject(pod *corev1.Pod, reason, message string) {
-	st := pod.Status.DeepCopy()
-	st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, "Pod was rejected: "+message
-	p.status.SetPodStatus(pod, *st)
-}
-
-func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }

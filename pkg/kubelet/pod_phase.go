@@ -109,14 +109,16 @@ func podPhase(pod *corev1.Pod, st *corev1.PodStatus, initialized bool) corev1.Po
 
 // podConditions are the conditions the kubelet owns, in upstream's order: sandbox ready,
 // initialized, ready, containers ready, scheduled (generated as upstream status/generate.go
-// does, in pkg/statusmanager). Their lastTransitionTime is the status manager's to set. Pure.
+// does, in pkg/statusmanager), each with the pod's generation as observedGeneration. Ready reads
+// the readiness gates' conditions in st.conditions, so st must already hold the conditions of
+// others. Their lastTransitionTime is the status manager's to set. Pure.
 func podConditions(pod *corev1.Pod, st *corev1.PodStatus, sandboxReady bool) []corev1.PodCondition {
 	return []corev1.PodCondition{
-		{Type: corev1.PodReadyToStartContainers, Status: conditionStatus(sandboxReady)},
+		{Type: corev1.PodReadyToStartContainers, Status: conditionStatus(sandboxReady), ObservedGeneration: pod.Generation},
 		statusmanager.InitializedCondition(pod, st),
 		statusmanager.PodReadyCondition(pod, st),
 		statusmanager.ContainersReadyCondition(pod, st),
-		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, ObservedGeneration: pod.Generation},
 	}
 }
 

@@ -1,15 +1,18 @@
 package kubelet
 
 import (
+	"net"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	utilnet "k8s.io/utils/net"
 	"k8s.io/utils/ptr"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/statusmanager"
 )
 
 // statusInputs is what generateAPIPodStatus needs besides the pod and the runtime's view.
@@ -33,7 +36,10 @@ type readinessUpdater interface {
 
 // generateAPIPodStatus turns the runtime's view of a pod into the API's PodStatus: container and
 // init container statuses, phase, conditions, IPs, start time (upstream: kubelet_pods.go
-// generateAPIPodStatus, convertToAPIContainerStatuses, getPhase; status/generate.go). Pure.
+// generateAPIPodStatus, convertToAPIContainerStatuses, getPhase; status/generate.go). hostIP(s)
+// are the node's; podIP(s) the runtime's, or the node's for a host-network pod. The conditions
+// others own are kept from the pod's API status; observedGeneration is the status manager's to
+// set (SetPodStatus). Pure.
 func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statusInputs) corev1.PodStatus {
 	old := pod.Status
 	st := corev1.PodStatus{
@@ -45,15 +51,17 @@ func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statu
 	if st.StartTime == nil {
 		st.StartTime = &metav1.Time{Time: in.now.Truncate(time.Second)}
 	}
-	ips := rs.IPs
-	if pod.Spec.HostNetwork {
-		ips = []string{in.nodeIP}
+	// A host-network pod has the node's IP, whatever its sandbox reports (upstream's GetPodStatus
+	// reads no sandbox IPs for it; generateAPIPodStatus then gives it the node's).
+	ips := []string{in.nodeIP}
+	if !pod.Spec.HostNetwork {
+		ips = sortPodIPs(rs.IPs, in.nodeIP)
+	}
+	for _, ip := range ips {
+		st.PodIPs = append(st.PodIPs, corev1.PodIP{IP: ip})
 	}
 	if len(ips) > 0 {
 		st.PodIP = ips[0]
-		for _, ip := range ips {
-			st.PodIPs = append(st.PodIPs, corev1.PodIP{IP: ip})
-		}
 	}
 
 	// Until every init container has done its part, the others wait "PodInitializing".
@@ -66,6 +74,11 @@ func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statu
 	}
 	for i := range pod.Spec.Containers {
 		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(pod, &pod.Spec.Containers[i], rs, in, old.ContainerStatuses, waiting))
+	}
+	// Ephemeral containers: a status once the kubelet has tried to start them; never ready.
+	for i := range pod.Spec.EphemeralContainers {
+		c := (*corev1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		st.EphemeralContainerStatuses = append(st.EphemeralContainerStatuses, containerStatus(pod, c, rs, in, old.EphemeralContainerStatuses, "ContainerCreating"))
 	}
 	if in.probes != nil {
 		in.probes.UpdatePodStatus(pod, &st)
@@ -84,8 +97,35 @@ func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statu
 	if in.evict != nil && old.Phase != corev1.PodSucceeded { // upstream: the PodSyncHandlers' ShouldEvict
 		st.Phase, st.Reason, st.Message = corev1.PodFailed, in.evict.reason, in.evict.message
 	}
-	st.Conditions = podConditions(pod, &st, kuberuntime.SandboxReady(pod, rs))
+	// The conditions of others first, as the API has them (readiness gates, DisruptionTarget):
+	// Ready reads the gates' among them. Then the kubelet's own.
+	for _, c := range pod.Status.Conditions {
+		if !statusmanager.PodConditionByKubelet(c.Type) {
+			st.Conditions = append(st.Conditions, *c.DeepCopy())
+		}
+	}
+	st.Conditions = append(st.Conditions, podConditions(pod, &st, kuberuntime.SandboxReady(pod, rs))...)
 	return st
+}
+
+// sortPodIPs picks the pod's IPs from those the runtime reports, at most one per family: first
+// the first one of the node IP's family, then the first one of the other family; each is
+// written in its canonical form (upstream kubelet_pods.go sortPodIPs).
+func sortPodIPs(ips []string, nodeIP string) []string {
+	primary, secondary := utilnet.IsIPv4, utilnet.IsIPv6
+	if utilnet.IsIPv6String(nodeIP) {
+		primary, secondary = utilnet.IsIPv6, utilnet.IsIPv4
+	}
+	var out []string
+	for _, family := range []func(net.IP) bool{primary, secondary} {
+		for _, s := range ips {
+			if ip := utilnet.ParseIPSloppy(s); ip != nil && family(ip) {
+				out = append(out, ip.String())
+				break
+			}
+		}
+	}
+	return out
 }
 
 // initContainerStatus is containerStatus for an init container. One that succeeded stays

@@ -53,9 +53,7 @@ func (p *pods) syncLoopIteration(ctx context.Context, configCh <-chan podsource.
 		case podsource.REMOVE:
 			p.handlePodRemoves(u.Pods)
 		case podsource.RECONCILE:
-			for _, pod := range u.Pods {
-				p.manager.UpdatePod(pod)
-			}
+			p.handlePodReconcile(u.Pods)
 		}
 	case e := <-plegCh:
 		logger.V(4).Info("SyncLoop PLEG event", "podUID", e.ID, "type", e.Type, "data", e.Data)

@@ -29,6 +29,9 @@ type PodActions struct {
 	InitContainersToStart []int
 	// ContainersToStart are indexes into pod.Spec.Containers.
 	ContainersToStart []int
+	// EphemeralContainersToStart are indexes into pod.Spec.EphemeralContainers: those the runtime
+	// has never had (an ephemeral container runs once and is never restarted).
+	EphemeralContainersToStart []int
 	// ContainersToKill are running container instances to stop, by ID, with the reason.
 	ContainersToKill map[string]KillReason
 }
@@ -67,7 +70,7 @@ func (noProbes) Startup(string) (ProbeResult, bool)  { return ProbeUnknown, fals
 
 // computePodActions decides, from the pod's spec, what the runtime has and what the probes found,
 // what to do. It is a pure function; SyncPod carries the result out. Simplified from upstream:
-// no ephemeral containers, no in-place resize, no container restart rules.
+// no in-place resize, no container restart rules.
 func computePodActions(pod *corev1.Pod, status *kubecontainer.PodStatus, probes ProbeResults) PodActions {
 	actions := PodActions{ContainersToKill: map[string]KillReason{}}
 	createSandbox, attempt, sandboxID := sandboxChanged(pod, status)
@@ -100,6 +103,14 @@ func computePodActions(pod *corev1.Pod, status *kubecontainer.PodStatus, probes 
 	}
 	actions.SandboxID, actions.Attempt = sandboxID, attempt
 
+	// Ephemeral containers (kubectl debug) start in a running sandbox, even before the pod is
+	// initialized — a debugger for a failing init container — and never again once they ran.
+	for i := range pod.Spec.EphemeralContainers {
+		if status.FindContainer(pod.Spec.EphemeralContainers[i].Name) == nil {
+			actions.EphemeralContainersToStart = append(actions.EphemeralContainersToStart, i)
+		}
+	}
+
 	initialized := computeInitContainerActions(pod, status, probes, &actions)
 	if actions.KillPod || !initialized {
 		return actions // initialization failed for good, or is still going on
@@ -108,6 +119,9 @@ func computePodActions(pod *corev1.Pod, status *kubecontainer.PodStatus, probes 
 	inSpec := map[string]bool{}
 	for i := range pod.Spec.InitContainers {
 		inSpec[pod.Spec.InitContainers[i].Name] = true
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		inSpec[pod.Spec.EphemeralContainers[i].Name] = true
 	}
 	keep := 0
 	for i := range pod.Spec.Containers {
@@ -149,10 +163,10 @@ func computePodActions(pod *corev1.Pod, status *kubecontainer.PodStatus, probes 
 		}
 	}
 	// Nothing runs and nothing will: stop the sandbox too (the pod is done, or being deleted).
-	// Sidecars do not keep a finished pod alive: they are not restarted, but stopped with it.
+	// Sidecars and ephemeral containers do not keep a finished pod alive: they are stopped with it.
 	if keep == 0 && len(actions.ContainersToStart) == 0 {
 		actions.KillPod = true
-		actions.InitContainersToStart = nil
+		actions.InitContainersToStart, actions.EphemeralContainersToStart = nil, nil
 	}
 	return actions
 }

@@ -175,3 +175,38 @@ func TestRestartCountFromLogDir(t *testing.T) {
 		t.Errorf("after 0.log and 3.log: %d, want 4", got)
 	}
 }
+
+// Ephemeral containers start once, in a running sandbox, and are never restarted; a running one
+// is not "outside the spec", and does not keep a finished pod alive.
+func TestComputePodActionsEphemeral(t *testing.T) {
+	ready := sandbox("sb1", 0, runtimeapi.PodSandboxState_SANDBOX_READY, "10.88.0.2")
+	pod := testPod(corev1.RestartPolicyAlways, "app")
+	pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{
+		{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox"}},
+		{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "done", Image: "busybox"}},
+	}
+	debugger := &kubecontainer.ContainerStatus{ID: "e1", Name: "debugger", State: runtimeapi.ContainerState_CONTAINER_RUNNING}
+	done := &kubecontainer.ContainerStatus{ID: "e2", Name: "done", State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 1}
+
+	got := computePodActions(pod, &kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready},
+		Containers: []*kubecontainer.ContainerStatus{running(pod, 0, "c1")}}, noProbes{})
+	if !reflect.DeepEqual(got.EphemeralContainersToStart, []int{0, 1}) || len(got.ContainersToKill) != 0 {
+		t.Errorf("new ephemeral containers: to start %v, to kill %v; want [0 1], none", got.EphemeralContainersToStart, got.ContainersToKill)
+	}
+	got = computePodActions(pod, &kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready},
+		Containers: []*kubecontainer.ContainerStatus{running(pod, 0, "c1"), debugger, done}}, noProbes{})
+	if len(got.EphemeralContainersToStart) != 0 || len(got.ContainersToKill) != 0 || got.KillPod {
+		t.Errorf("ran once: %+v, want nothing to do", got)
+	}
+	never := testPod(corev1.RestartPolicyNever, "app")
+	never.Spec.EphemeralContainers = pod.Spec.EphemeralContainers[:1]
+	got = computePodActions(never, &kubecontainer.PodStatus{Sandboxes: []*runtimeapi.PodSandboxStatus{ready},
+		Containers: []*kubecontainer.ContainerStatus{exited(never, 0, "c1", 0), debugger}}, noProbes{})
+	if !got.KillPod {
+		t.Errorf("a finished pod with a running debugger: %+v, want KillPod", got)
+	}
+	got = computePodActions(pod, &kubecontainer.PodStatus{}, noProbes{})
+	if !got.CreateSandbox || len(got.EphemeralContainersToStart) != 0 {
+		t.Errorf("no sandbox yet: %+v, want a sandbox and no ephemeral container", got)
+	}
+}

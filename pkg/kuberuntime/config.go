@@ -3,12 +3,14 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
@@ -19,16 +21,11 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		LogDirectory: podLogDir(m.podLogsDir, pod.Namespace, pod.Name, pod.UID),
 		Labels:       sandboxLabels(pod),
 		Annotations:  pod.Annotations,
-		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)},
-		},
+		Linux:        sandboxLinuxConfig(pod), // security_context.go
 	}
 	// A host-network pod shares the node's UTS namespace, so it must not set a hostname.
 	if !pod.Spec.HostNetwork {
-		cfg.Hostname = pod.Name
-		if pod.Spec.Hostname != "" {
-			cfg.Hostname = pod.Spec.Hostname
-		}
+		cfg.Hostname = podHostname(pod)
 	}
 	for _, c := range pod.Spec.Containers {
 		for _, p := range c.Ports {
@@ -43,6 +40,26 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 	return cfg
 }
 
+// podHostname is the hostname a pod sees: spec.hostnameOverride, else spec.hostname, else its
+// name — cut to 63 characters, the kernel's limit (runc's sethostname fails beyond it), and then
+// without a trailing '-' or '.' (upstream kubelet_pods.go GeneratePodHostNameAndDomain,
+// truncatePodHostnameIfNeeded). The API server has validated both fields.
+func podHostname(pod *corev1.Pod) string {
+	const hostnameMaxLen = 63
+	hostname := pod.Name
+	if pod.Spec.HostnameOverride != nil {
+		hostname = *pod.Spec.HostnameOverride
+	} else if pod.Spec.Hostname != "" {
+		hostname = pod.Spec.Hostname
+	}
+	if len(hostname) <= hostnameMaxLen {
+		return hostname
+	}
+	return strings.TrimRight(hostname[:hostnameMaxLen], "-.")
+}
+
+// namespaceOptions are the Linux namespaces a pod's sandbox and containers share with the node
+// or each other (upstream kuberuntime/util NamespacesForPod, without user namespaces).
 func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
 	ns := &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}
 	if pod.Spec.HostNetwork {
@@ -82,13 +99,25 @@ func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt ui
 
 // containerConfig is the CRI ContainerConfig of one container (upstream:
 // kuberuntime_container.go generateContainerConfig). opts carries the resolved env and mounts;
-// without an OptionsGenerator they are empty and the spec's literal env values are used.
-func (m *Manager) containerConfig(pod *corev1.Pod, c *corev1.Container, restartCount int, imageRef string, opts *RunContainerOptions) *runtimeapi.ContainerConfig {
+// without an OptionsGenerator they are empty and the spec's literal env values are used. An
+// error (runAsNonRoot with a root image, a profile that cannot be used) is the container's
+// CreateContainerConfigError.
+func (m *Manager) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev1.Container, restartCount int, imageRef string, opts *RunContainerOptions) (*runtimeapi.ContainerConfig, error) {
+	// The image's USER decides runAsNonRoot and is the default runAsUser (security_context.go).
+	uid, username, err := m.imageUser(ctx, c.Image)
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyRunAsNonRoot(pod, c, uid, username); err != nil {
+		return nil, err
+	}
+	sc, err := containerSecurityContext(pod, c, uid, username)
+	if err != nil {
+		return nil, err
+	}
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)},
 		Image:       &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},
-		Command:     c.Command,
-		Args:        c.Args,
 		WorkingDir:  c.WorkingDir,
 		Labels:      containerLabels(pod, c),
 		Annotations: containerAnnotations(pod, c, restartCount),
@@ -96,6 +125,7 @@ func (m *Manager) containerConfig(pod *corev1.Pod, c *corev1.Container, restartC
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
+		Linux:       &runtimeapi.LinuxContainerConfig{SecurityContext: sc},
 	}
 	if m.options == nil {
 		for _, e := range c.Env {
@@ -107,10 +137,17 @@ func (m *Manager) containerConfig(pod *corev1.Pod, c *corev1.Container, restartC
 	for _, e := range opts.Envs {
 		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
 	}
+	// $(NAME) in command and args: the container's env as given to the runtime (upstream
+	// ExpandContainerCommandAndArgs).
+	envs := make(map[string]string, len(cfg.Envs))
+	for _, e := range cfg.Envs {
+		envs[e.Key] = string(e.Value)
+	}
+	cfg.Command, cfg.Args = kubecontainer.ExpandAll(c.Command, envs), kubecontainer.ExpandAll(c.Args, envs)
 	for _, mnt := range opts.Mounts {
 		cfg.Mounts = append(cfg.Mounts, &runtimeapi.Mount{ContainerPath: mnt.ContainerPath, HostPath: mnt.HostPath, Readonly: mnt.ReadOnly})
 	}
-	return cfg
+	return cfg, nil
 }
 
 func isNotFound(err error) bool { return status.Code(err) == codes.NotFound }

@@ -58,7 +58,15 @@ func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return &ContainerError{Name: c.Name, Reason: ReasonCreateContainerErr, Message: err.Error()}
 	}
-	config := m.containerConfig(pod, c, restartCount, imageRef, opts)
+	config, err := m.containerConfig(ctx, pod, c, restartCount, imageRef, opts)
+	if err != nil { // e.g. runAsNonRoot and the image runs as root (verifyRunAsNonRoot)
+		m.containerEvent(pod, c.Name, "", corev1.EventTypeWarning, EventFailed, "Error: %v", statusMessage(err))
+		return &ContainerError{Name: c.Name, Reason: ReasonCreateConfigError, Message: statusMessage(err)}
+	}
+	if err := shareTargetPID(pod, c.Name, status, config); err != nil {
+		m.containerEvent(pod, c.Name, "", corev1.EventTypeWarning, EventFailed, "Error: %v", err)
+		return &ContainerError{Name: c.Name, Reason: ReasonCreateConfigError, Message: err.Error()}
+	}
 	termination, err := terminationMessageMount(c, opts.PodContainerDir)
 	if err != nil {
 		return &ContainerError{Name: c.Name, Reason: ReasonCreateContainerErr, Message: err.Error()}
@@ -94,6 +102,28 @@ func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 }
 
 // newestExited is the newest instance of container name that has exited, or nil.
+// shareTargetPID puts an ephemeral container with a targetContainerName (kubectl debug --target)
+// in that container's PID namespace, so the debugger sees its processes (upstream
+// kuberuntime_container.go getTargetID and NamespaceMode TARGET).
+func shareTargetPID(pod *corev1.Pod, name string, status *kubecontainer.PodStatus, config *runtimeapi.ContainerConfig) error {
+	for i := range pod.Spec.EphemeralContainers {
+		ec := &pod.Spec.EphemeralContainers[i]
+		if ec.Name != name || ec.TargetContainerName == "" {
+			continue
+		}
+		target := status.FindContainer(ec.TargetContainerName)
+		if target == nil {
+			return fmt.Errorf("unable to find target container %s", ec.TargetContainerName)
+		}
+		ns := config.GetLinux().GetSecurityContext().GetNamespaceOptions()
+		if ns == nil {
+			return fmt.Errorf("container %s has no namespace options", name)
+		}
+		ns.Pid, ns.TargetId = runtimeapi.NamespaceMode_TARGET, target.ID
+	}
+	return nil
+}
+
 func newestExited(status *kubecontainer.PodStatus, name string) *kubecontainer.ContainerStatus {
 	for _, c := range status.Containers { // newest first
 		if c.Name == name && c.State == runtimeapi.ContainerState_CONTAINER_EXITED {

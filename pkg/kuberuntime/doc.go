@@ -20,8 +20,13 @@
 //   - container.go: startContainer with its crash-loop back-off, stopContainer
 //     (kuberuntime_container.go startContainer, killContainer);
 //   - image.go: ensureImage (kuberuntime_image.go; pkg/kubelet/images/image_manager.go);
-//   - config.go: the CRI sandbox and container configs, createSandbox (kuberuntime_sandbox.go;
-//     kuberuntime_container.go generateContainerConfig);
+//   - config.go: the CRI sandbox and container configs, the pod's hostname, createSandbox
+//     (kuberuntime_sandbox.go; kuberuntime_container.go generateContainerConfig;
+//     pkg/kubelet/kubelet_pods.go GeneratePodHostNameAndDomain);
+//   - security_context.go: the pod's and containers' securityContext in CRI terms, sysctls,
+//     seccomp and AppArmor profiles, the runAsNonRoot check (security_context.go,
+//     security_context_others.go, helpers.go, kuberuntime_sandbox.go
+//     generatePodSandboxLinuxConfig; pkg/securitycontext/util.go);
 //   - status.go: GetPods, GetPodStatus (kuberuntime_manager.go GetPods, GetPodStatus);
 //   - labels.go: labels, annotations, the container hash, log paths (labels.go, helpers.go);
 //   - gc.go: pruneDeadContainers (kuberuntime_gc.go);
@@ -60,4 +65,10 @@
 //
 // Simplified: no ephemeral containers, no in-place resize, no container-level restart rules
 // (restartPolicyRules); a regular container's own restartPolicy is not read (only sidecars').
+// Security context: no user namespaces (hostUsers: false), no Windows options, no setHostnameAsFQDN,
+// no seccompDefault (unset seccomp is Unconfined, as upstream's default) and no Localhost
+// seccomp profiles (we are not given <root-dir>/seccomp: such a container fails with
+// CreateContainerConfigError); no extra supplemental groups from volumes; the kubelet's
+// sysctl and AppArmor admission checks are not here (upstream pkg/kubelet/sysctl,
+// pkg/kubelet/apparmor).
 package kuberuntime

@@ -66,3 +66,20 @@ func imageSize(ctx context.Context, images runtimeapi.ImageServiceClient, ref st
 	}
 	return st.GetImage().GetSize()
 }
+
+// imageUser is the user an image runs as, from its USER as the runtime reports it: a numeric
+// uid, or else a name the kubelet cannot resolve; an image with neither runs as root, uid 0
+// (upstream helpers.go getImageUser).
+func (m *Manager) imageUser(ctx context.Context, image string) (*int64, string, error) {
+	st, err := m.image.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}})
+	if err != nil {
+		return nil, "", fmt.Errorf("image status of %q: %w", image, err)
+	}
+	if uid := st.GetImage().GetUid(); uid != nil {
+		return &uid.Value, "", nil
+	}
+	if name := st.GetImage().GetUsername(); name != "" {
+		return nil, name, nil
+	}
+	return new(int64), "", nil
+}

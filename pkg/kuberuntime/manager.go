@@ -192,12 +192,24 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	}
 	// On every sync, not only when starting: a leftover may need no start to be noticed.
 	defer m.pruneDeadContainers(ctx, status)
-	if len(actions.InitContainersToStart) == 0 && len(actions.ContainersToStart) == 0 {
+	if len(actions.InitContainersToStart) == 0 && len(actions.ContainersToStart) == 0 && len(actions.EphemeralContainersToStart) == 0 {
 		return result
 	}
 	sandboxConfig := m.sandboxConfig(pod, actions.Attempt)
 
-	// 3. Init containers, in order: the next one to run, and sidecars to (re)start. A regular
+	// 3. Ephemeral containers, first: a debugger must start even while an init container fails
+	// (upstream SyncPod step 5). One that cannot start is tried again on the next sync.
+	for _, i := range actions.EphemeralContainersToStart {
+		c := (*corev1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig, podIP); err != nil {
+			result.ContainerErrors[c.Name] = *err
+			logger.V(2).Info("Ephemeral container not started", "container", c.Name, "reason", err.Reason, "message", err.Message)
+			continue
+		}
+		result.Changed = true
+	}
+
+	// 4. Init containers, in order: the next one to run, and sidecars to (re)start. A regular
 	// init container that cannot start stops this sync (the next one must wait for it); a
 	// sidecar that cannot start does not.
 	for _, i := range actions.InitContainersToStart {
@@ -213,7 +225,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 		result.Changed = true
 	}
 
-	// 4. Regular containers, each behind its crash-loop backoff.
+	// 5. Regular containers, each behind its crash-loop backoff.
 	for _, i := range actions.ContainersToStart {
 		c := &pod.Spec.Containers[i]
 		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig, podIP); err != nil {

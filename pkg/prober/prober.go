@@ -11,6 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 // maxProbeRetries is how often a probe that errored (could not run) is tried within one turn.
@@ -149,49 +151,7 @@ func runtimeID(containerID string) string {
 }
 
 // expandCommand replaces $(NAME) in each word of cmd with the value of the container's env entry
-// NAME (its plain value: "" for a valueFrom entry), as upstream ExpandContainerCommandOnlyStatic
-// with third_party/forked/golang/expansion: an unknown $(NAME) stays, $$ is one $. The same rules
-// as pkg/volume's expand, whose env may have more (valueFrom resolved) than a probe sees.
+// NAME (its plain value: "" for a valueFrom entry), as upstream ExpandContainerCommandOnlyStatic.
 func expandCommand(cmd []string, env []corev1.EnvVar) []string {
-	vars := map[string]string{}
-	for _, e := range env {
-		vars[e.Name] = e.Value
-	}
-	var out []string
-	for _, word := range cmd {
-		out = append(out, expand(word, vars))
-	}
-	return out
-}
-
-func expand(s string, vars map[string]string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch s[i+1] {
-		case '$': // $$ → $
-			b.WriteByte('$')
-			i++
-		case '(':
-			end := strings.IndexByte(s[i+2:], ')')
-			if end < 0 { // "$(" without ")": kept as is
-				b.WriteString("$(")
-				i++
-				continue
-			}
-			name := s[i+2 : i+2+end]
-			if v, ok := vars[name]; ok {
-				b.WriteString(v)
-			} else {
-				b.WriteString("$(" + name + ")")
-			}
-			i += 2 + end
-		default: // "$x": kept as is
-			b.WriteByte('$')
-		}
-	}
-	return b.String()
+	return kubecontainer.ExpandAll(cmd, kubecontainer.StaticEnv(env))
 }

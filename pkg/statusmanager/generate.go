@@ -16,17 +16,35 @@ import (
 const (
 	ReasonContainersNotReady       = "ContainersNotReady"
 	ReasonContainersNotInitialized = "ContainersNotInitialized"
+	ReasonReadinessGatesNotReady   = "ReadinessGatesNotReady"
 	ReasonPodCompleted             = "PodCompleted"
 	ReasonPodFailed                = "PodFailed"
 )
 
+// PodConditionByKubelet reports whether the kubelet owns conditions of type t: it computes them
+// on every sync and its value wins. Every other type (a readiness gate's, a controller's
+// DisruptionTarget) belongs to someone else: the kubelet keeps it as the API has it. Upstream
+// kubetypes.PodConditionByKubelet, with the types whose feature gates are on by default in v1.36
+// (PodReadyToStartContainers, AllContainersRestarting); minikubelet never writes the resize ones
+// or AllContainersRestarting, but owns them as upstream does.
+func PodConditionByKubelet(t corev1.PodConditionType) bool {
+	switch t {
+	case corev1.PodScheduled, corev1.PodReady, corev1.PodInitialized, corev1.ContainersReady,
+		corev1.PodResizeInProgress, corev1.PodResizePending,
+		corev1.PodReadyToStartContainers, corev1.AllContainersRestarting:
+		return true
+	}
+	return false
+}
+
 // ContainersReadyCondition is True when every container and sidecar of pod is ready in status;
 // a terminal pod's is False with reason PodCompleted or PodFailed; otherwise False with
 // ContainersNotReady and a message naming the containers (upstream
-// GenerateContainersReadyCondition). The Ready condition is the same without readiness gates.
-// Its lastTransitionTime is left for the status manager to set. Pure.
+// GenerateContainersReadyCondition). Like every condition the kubelet sets, it carries the pod's
+// generation as its observedGeneration (PodObservedGenerationTracking, GA and locked on since
+// v1.35). Its lastTransitionTime is left for the status manager to set. Pure.
 func ContainersReadyCondition(pod *corev1.Pod, status *corev1.PodStatus) corev1.PodCondition {
-	c := corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse}
+	c := corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, ObservedGeneration: pod.Generation}
 	switch status.Phase {
 	case corev1.PodSucceeded:
 		c.Reason = ReasonPodCompleted
@@ -59,19 +77,53 @@ func ContainersReadyCondition(pod *corev1.Pod, status *corev1.PodStatus) corev1.
 	return c
 }
 
-// PodReadyCondition is the Ready condition: ContainersReady under another name (minikubelet has
-// no readiness gates).
+// PodReadyCondition is the Ready condition: ContainersReady under another name while that is not
+// True; then True only if every readiness gate of pod.spec.readinessGates names a condition in
+// status.conditions whose status is True, else False with ReadinessGatesNotReady and a message
+// per gate (upstream GeneratePodReadyCondition). status.conditions must already hold the
+// conditions others set (the API's), as generateAPIPodStatus puts them first. Pure.
 func PodReadyCondition(pod *corev1.Pod, status *corev1.PodStatus) corev1.PodCondition {
 	c := ContainersReadyCondition(pod, status)
 	c.Type = corev1.PodReady
+	if c.Status != corev1.ConditionTrue {
+		return c
+	}
+	var unready []string
+	for _, gate := range pod.Spec.ReadinessGates {
+		switch gc := findCondition(status.Conditions, gate.ConditionType); {
+		case gc == nil:
+			unready = append(unready, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", gate.ConditionType))
+		case gc.Status != corev1.ConditionTrue:
+			unready = append(unready, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", gate.ConditionType, gc.Status))
+		}
+	}
+	if len(unready) > 0 {
+		c.Status, c.Reason, c.Message = corev1.ConditionFalse, ReasonReadinessGatesNotReady, strings.Join(unready, ", ")
+	}
 	return c
+}
+
+// NeedToReconcilePodReadiness reports whether the Ready condition in pod's API status is not what
+// its readiness gates and container statuses there say, because someone else changed a gate's
+// condition: the kubelet must sync the pod to write Ready again. Only pods with readiness gates
+// and a Ready condition qualify (upstream status_manager.go NeedToReconcilePodReadiness). Pure.
+func NeedToReconcilePodReadiness(pod *corev1.Pod) bool {
+	if len(pod.Spec.ReadinessGates) == 0 {
+		return false
+	}
+	current := findCondition(pod.Status.Conditions, corev1.PodReady)
+	if current == nil {
+		return false
+	}
+	want := PodReadyCondition(pod, &pod.Status)
+	return current.Status != want.Status || current.Message != want.Message
 }
 
 // InitializedCondition is True once every init container succeeded and every sidecar started,
 // or once a regular container has run; otherwise False with ContainersNotInitialized (upstream
 // GeneratePodInitializedCondition). Pure.
 func InitializedCondition(pod *corev1.Pod, status *corev1.PodStatus) corev1.PodCondition {
-	c := corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}
+	c := corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, ObservedGeneration: pod.Generation}
 	var unknown, incomplete []string
 	for i := range pod.Spec.InitContainers {
 		ic := &pod.Spec.InitContainers[i]

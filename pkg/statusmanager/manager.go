@@ -129,12 +129,15 @@ func (m *Manager) Len() int {
 	return len(m.statuses)
 }
 
-// SetPodStatus caches a copy of status for pod and triggers a sync. A status equal to the cached
-// one is ignored, unless the pod is being deleted (so the deletion can still finish). It never
-// blocks on the network.
+// SetPodStatus caches a copy of status for pod and triggers a sync. The status's
+// observedGeneration becomes pod's generation: the spec this status was computed from
+// (upstream CalculatePodStatusObservedGeneration; PodObservedGenerationTracking is GA and locked
+// on since v1.35). A status equal to the cached one is ignored, unless the pod is being deleted
+// (so the deletion can still finish). It never blocks on the network.
 func (m *Manager) SetPodStatus(pod *corev1.Pod, status corev1.PodStatus) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	status.ObservedGeneration = pod.Generation // status is the caller's copy: updateLocked copies it again
 	m.updateLocked(pod, status, pod.DeletionTimestamp != nil)
 }
 

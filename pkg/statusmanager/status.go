@@ -3,7 +3,6 @@ package statusmanager
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,11 +23,13 @@ const (
 // prepareStatus turns a status the kubelet computed into the one to cache, given the status it
 // replaces (the cached one, or the pod's API status the first time) and the time now:
 // lastTransitionTime stays when a condition's status did not change, startTime never moves once
-// set, and every time is truncated to seconds as the API server stores it, so that comparing the
-// cache with the API status is stable. Upstream: updateStatusInternal and normalizeStatus.
+// set, observedGeneration never goes back, and every time is truncated to seconds as the API
+// server stores it, so that comparing the cache with the API status is stable. Upstream:
+// updateStatusInternal and normalizeStatus.
 func prepareStatus(old *corev1.PodStatus, status corev1.PodStatus, now time.Time) corev1.PodStatus {
 	status = *status.DeepCopy()
 	updateTransitionTimes(old, &status, metav1.NewTime(now))
+	status.ObservedGeneration = max(status.ObservedGeneration, old.ObservedGeneration)
 	switch {
 	case old.StartTime != nil && !old.StartTime.IsZero():
 		status.StartTime = old.StartTime.DeepCopy()
@@ -94,17 +95,22 @@ func statusChanged(old, new corev1.PodStatus) bool {
 }
 
 // mergeStatus returns the status to write over the API status api: the kubelet's cached status,
-// except for what others own. Conditions start from the API's, and each cached condition
-// replaces the one of its type or is appended, so a readiness-gate or DisruptionTarget condition
-// written by a controller survives. The scheduler's nominatedNodeName and the resource claim
-// statuses come from the API. Upstream: mergePodStatus (simplified).
+// except for what others own. The conditions are the API's of every type the kubelet does not
+// own (PodConditionByKubelet: readiness gates, DisruptionTarget), in the API's order, then the
+// cached ones of the types it owns; a condition of another type in the cache (copied from an
+// older API status) is dropped, so the kubelet never writes back a readiness gate someone else
+// has changed since. The scheduler's nominatedNodeName and the resource claim statuses come from
+// the API. Upstream: mergePodStatus (simplified).
 func mergeStatus(api, cached corev1.PodStatus) corev1.PodStatus {
 	merged := *cached.DeepCopy()
-	conditions := slices.Clone(api.Conditions)
-	for _, c := range cached.Conditions {
-		if i := slices.IndexFunc(conditions, func(a corev1.PodCondition) bool { return a.Type == c.Type }); i >= 0 {
-			conditions[i] = c
-		} else {
+	conditions := make([]corev1.PodCondition, 0, len(api.Conditions)+len(cached.Conditions))
+	for _, c := range api.Conditions {
+		if !PodConditionByKubelet(c.Type) {
+			conditions = append(conditions, *c.DeepCopy())
+		}
+	}
+	for _, c := range merged.Conditions {
+		if PodConditionByKubelet(c.Type) {
 			conditions = append(conditions, c)
 		}
 	}

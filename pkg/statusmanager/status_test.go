@@ -122,24 +122,44 @@ func TestStatusChanged(t *testing.T) {
 }
 
 // Upstream mergePodStatus: conditions the kubelet does not own (readiness gates, a controller's
-// DisruptionTarget) survive the kubelet's write; the kubelet's own conditions win.
+// DisruptionTarget) are the API's, even when the cache holds an older copy of one; the kubelet's
+// own conditions (PodScheduled included) are the cache's.
 func TestMergeStatus(t *testing.T) {
 	gate := corev1.PodConditionType("example.com/gate")
 	api := corev1.PodStatus{
 		NominatedNodeName: "n2",
-		Conditions:        []corev1.PodCondition{cond(corev1.PodScheduled, corev1.ConditionTrue, t0), cond(gate, corev1.ConditionTrue, t0), cond(corev1.PodReady, corev1.ConditionFalse, t0)},
+		Conditions: []corev1.PodCondition{cond(corev1.PodScheduled, corev1.ConditionTrue, t0), cond(gate, corev1.ConditionFalse, t1),
+			cond(corev1.PodReady, corev1.ConditionFalse, t0), cond(corev1.DisruptionTarget, corev1.ConditionTrue, t1)},
 	}
-	cached := corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{cond(corev1.PodReady, corev1.ConditionTrue, t1), cond(corev1.ContainersReady, corev1.ConditionTrue, t1)}}
+	cached := corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{cond(gate, corev1.ConditionTrue, t0),
+		cond(corev1.PodReady, corev1.ConditionTrue, t1), cond(corev1.ContainersReady, corev1.ConditionTrue, t1)}}
 	got := mergeStatus(api, cached)
-	want := []corev1.PodCondition{cond(corev1.PodScheduled, corev1.ConditionTrue, t0), cond(gate, corev1.ConditionTrue, t0), cond(corev1.PodReady, corev1.ConditionTrue, t1), cond(corev1.ContainersReady, corev1.ConditionTrue, t1)}
+	want := []corev1.PodCondition{cond(gate, corev1.ConditionFalse, t1), cond(corev1.DisruptionTarget, corev1.ConditionTrue, t1),
+		cond(corev1.PodReady, corev1.ConditionTrue, t1), cond(corev1.ContainersReady, corev1.ConditionTrue, t1)}
 	if !reflect.DeepEqual(got.Conditions, want) {
 		t.Errorf("conditions = %+v, want %+v", got.Conditions, want)
 	}
 	if got.Phase != corev1.PodRunning || got.NominatedNodeName != "n2" {
 		t.Errorf("phase %q nominatedNodeName %q, want Running from the cache and n2 from the API", got.Phase, got.NominatedNodeName)
 	}
-	if len(api.Conditions) != 3 {
-		t.Error("mergeStatus changed the API status")
+	if len(api.Conditions) != 4 || len(cached.Conditions) != 3 {
+		t.Error("mergeStatus changed its input")
+	}
+}
+
+// Upstream kubetypes.PodConditionByKubelet: the kubelet owns the conditions it computes on every
+// sync, and no others.
+func TestPodConditionByKubelet(t *testing.T) {
+	for _, c := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodReady, corev1.PodInitialized, corev1.ContainersReady,
+		corev1.PodReadyToStartContainers, corev1.PodResizePending, corev1.PodResizeInProgress, corev1.AllContainersRestarting} {
+		if !PodConditionByKubelet(c) {
+			t.Errorf("%s: not owned by the kubelet, want owned", c)
+		}
+	}
+	for _, c := range []corev1.PodConditionType{corev1.DisruptionTarget, "example.com/gate"} {
+		if PodConditionByKubelet(c) {
+			t.Errorf("%s: owned by the kubelet, want someone else's", c)
+		}
 	}
 }
 
@@ -211,9 +231,11 @@ func TestTerminatedStatus(t *testing.T) {
 }
 
 // Upstream GenerateContainersReadyCondition / GeneratePodReadyCondition: Ready needs every
-// container and sidecar ready; containers without a status are named as unknown.
+// container and sidecar ready; containers without a status are named as unknown. Both carry the
+// pod's generation as observedGeneration.
 func TestReadinessConditions(t *testing.T) {
 	pod := testPod("uid-1")
+	pod.Generation = 3
 	pod.Spec.Containers = []corev1.Container{{Name: "a"}, {Name: "b"}}
 	tests := []struct {
 		name       string
@@ -235,8 +257,96 @@ func TestReadinessConditions(t *testing.T) {
 			if cr.Status != tc.want || ready.Status != tc.want || cr.Message != tc.wantMsg {
 				t.Errorf("ContainersReady = %+v, Ready = %+v, want %s %q", cr, ready, tc.want, tc.wantMsg)
 			}
+			if cr.ObservedGeneration != 3 || ready.ObservedGeneration != 3 {
+				t.Errorf("observedGeneration = %d, %d, want 3", cr.ObservedGeneration, ready.ObservedGeneration)
+			}
 		})
 	}
+}
+
+// Upstream GeneratePodReadyCondition with spec.readinessGates (KEP-580): Ready is True only when
+// the containers are ready and every gate's condition is present and True; otherwise False with
+// ReadinessGatesNotReady and upstream's message per gate. Unready containers win over the gates.
+func TestPodReadyConditionReadinessGates(t *testing.T) {
+	g1, g2 := corev1.PodConditionType("k8s.io/test-condition1"), corev1.PodConditionType("k8s.io/test-condition2")
+	pod := testPod("uid-1")
+	pod.Spec.Containers = []corev1.Container{{Name: "a"}}
+	pod.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: g1}, {ConditionType: g2}}
+	tests := []struct {
+		name       string
+		ready      bool
+		conditions []corev1.PodCondition
+		want       corev1.ConditionStatus
+		wantReason string
+		wantMsg    string
+	}{
+		{"no gate condition yet", true, nil, corev1.ConditionFalse, ReasonReadinessGatesNotReady,
+			`corresponding condition of pod readiness gate "k8s.io/test-condition1" does not exist., corresponding condition of pod readiness gate "k8s.io/test-condition2" does not exist.`},
+		{"one gate True, one missing", true, []corev1.PodCondition{cond(g1, corev1.ConditionTrue, t0)}, corev1.ConditionFalse, ReasonReadinessGatesNotReady,
+			`corresponding condition of pod readiness gate "k8s.io/test-condition2" does not exist.`},
+		{"one gate False", true, []corev1.PodCondition{cond(g1, corev1.ConditionFalse, t0), cond(g2, corev1.ConditionTrue, t0)}, corev1.ConditionFalse, ReasonReadinessGatesNotReady,
+			`the status of pod readiness gate "k8s.io/test-condition1" is not "True", but False`},
+		{"all gates True", true, []corev1.PodCondition{cond(g1, corev1.ConditionTrue, t0), cond(g2, corev1.ConditionTrue, t0)}, corev1.ConditionTrue, "", ""},
+		{"gates True, container unready", false, []corev1.PodCondition{cond(g1, corev1.ConditionTrue, t0), cond(g2, corev1.ConditionTrue, t0)}, corev1.ConditionFalse, ReasonContainersNotReady,
+			"containers with unready status: [a]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &corev1.PodStatus{Phase: corev1.PodRunning, Conditions: tc.conditions, ContainerStatuses: []corev1.ContainerStatus{running("a", "1", tc.ready)}}
+			got := PodReadyCondition(pod, st)
+			if got.Type != corev1.PodReady || got.Status != tc.want || got.Reason != tc.wantReason || got.Message != tc.wantMsg {
+				t.Errorf("Ready = %+v, want %s %q %q", got, tc.want, tc.wantReason, tc.wantMsg)
+			}
+			if cr := ContainersReadyCondition(pod, st); cr.Status != conditionOf(tc.ready) {
+				t.Errorf("ContainersReady = %s, want %s: the gates do not count for it", cr.Status, conditionOf(tc.ready))
+			}
+		})
+	}
+}
+
+// Upstream NeedToReconcilePodReadiness: a pod with readiness gates whose API Ready condition no
+// longer matches its gates (someone patched one) needs a sync; pods without gates never do.
+func TestNeedToReconcilePodReadiness(t *testing.T) {
+	gate := corev1.PodConditionType("example.com/gate")
+	withGate := func(gateStatus, ready corev1.ConditionStatus, msg string) *corev1.Pod {
+		pod := testPod("uid-1")
+		pod.Spec.Containers = []corev1.Container{{Name: "a"}}
+		pod.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: gate}}
+		r := cond(corev1.PodReady, ready, t0)
+		r.Message = msg
+		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running("a", "1", true)},
+			Conditions: []corev1.PodCondition{cond(gate, gateStatus, t0), r}}
+		return pod
+	}
+	noGates := withGate(corev1.ConditionTrue, corev1.ConditionFalse, "")
+	noGates.Spec.ReadinessGates = nil
+	noReady := withGate(corev1.ConditionTrue, corev1.ConditionFalse, "")
+	noReady.Status.Conditions = noReady.Status.Conditions[:1]
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"gate turned True, Ready still False", withGate(corev1.ConditionTrue, corev1.ConditionFalse, `the status of pod readiness gate "example.com/gate" is not "True", but False`), true},
+		{"gate turned False, Ready still True", withGate(corev1.ConditionFalse, corev1.ConditionTrue, ""), true},
+		{"Ready matches the gate", withGate(corev1.ConditionTrue, corev1.ConditionTrue, ""), false},
+		{"no readiness gates", noGates, false},
+		{"no Ready condition yet", noReady, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NeedToReconcilePodReadiness(tc.pod); got != tc.want {
+				t.Errorf("NeedToReconcilePodReadiness = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+func conditionOf(ok bool) corev1.ConditionStatus {
+	if ok {
+		return corev1.ConditionTrue
+	}
+	return corev1.ConditionFalse
 }
 
 // The default PodDeletionSafety: a pod being deleted may be removed from the API only when none
