@@ -39,13 +39,15 @@
 //	computePodActions(pod, runtime status, probe results)   ← pure, table-tested
 //	  new sandbox? (none, died, >1 ready, network mode changed, no IP) → only the first init
 //	    container (or, without init containers, every container)
+//	  ephemeral containers (kubectl debug) the runtime never had: started once, even while the
+//	    pod initializes, never restarted
 //	  init containers, last first: the next one to run; a failed one again (restartPolicy
 //	    Never: kill the pod); sidecars (restartPolicy: Always) in order, the next waiting for
 //	    the previous one's startup probe, restarted when they exit
 //	  once initialized: containers to start (never ran, or exited and restartPolicy says so)
 //	  containers to kill (spec hash changed, liveness or startup probe failed, not in spec);
 //	    nothing left to run → kill the pod (sidecars do not keep it alive)
-//	KillPod / stop containers → RunPodSandbox → init containers to start, in order (a regular
+//	KillPod / stop containers → RunPodSandbox → ephemeral containers → init containers to start, in order (a regular
 //	  one that cannot start ends the sync) → for each container to start:
 //	  crash-loop backoff (10 s doubling to 300 s) → image (imagePullPolicy, pull backoff)
 //	  → CreateContainer (labels io.kubernetes.*, hash and restart count annotations,
@@ -63,7 +65,7 @@
 // termination-log file, mounted at terminationMessagePath; an exited container's message is what
 // it wrote there (4 KiB), or with FallbackToLogsOnError the tail of its log.
 //
-// Simplified: no ephemeral containers, no in-place resize, no container-level restart rules
+// Simplified: no in-place resize, no container-level restart rules
 // (restartPolicyRules); a regular container's own restartPolicy is not read (only sidecars').
 // Security context: no user namespaces (hostUsers: false), no Windows options, no setHostnameAsFQDN,
 // no seccompDefault (unset seccomp is Unconfined, as upstream's default) and no Localhost
