@@ -132,14 +132,15 @@ func readList(path string) ([]string, error) {
 	return names, nil
 }
 
-// focusRegexp matches exactly the given full spec names (ginkgo matches --focus against a spec's
-// Describe and It texts joined by spaces: the names results.txt and the list hold).
+// focusRegexp matches exactly the given full spec names. Ginkgo matches --focus against the
+// suite's description, a space, and the spec's Describe and It texts joined by spaces (the names
+// results.txt and the list hold), so a name is anchored at its end and after a space.
 func focusRegexp(names []string) string {
 	quoted := make([]string, len(names))
 	for i, n := range names {
 		quoted[i] = regexp.QuoteMeta(n)
 	}
-	return "^(?:" + strings.Join(quoted, "|") + ")$"
+	return "(?:^| )(?:" + strings.Join(quoted, "|") + ")$"
 }
 
 // compare fails when a listed spec did not pass — a regression — and names the specs that
