@@ -522,7 +522,7 @@ func TestLabCodeRefsCatchStaleOnes(t *testing.T) {
 		"| what | minikubelet | upstream (v1.36) |",
 		"|---|---|---|",
 		"| ok | `pkg/pleg/generic.go` `Relist`, `(*GenericPLEG).Run` (the `noSuchThing` case) | `pkg/kubelet/pleg/generic.go` `Relist` |",
-		"| gone file | `pkg/pleg/evented.go` `Start` | `pkg/kubelet/pleg/evented.go` |",
+		"| gone file | `pkg/pleg/reinspect.go` `RequestReinspect` | `pkg/kubelet/pleg/generic.go` |",
 		"| gone identifier | `pkg/pleg/generic.go` `Relist`, `relistTwice`; `pkg/pleg/cache.go` `GetNewerThan` | — |",
 		"| wrong type | `pkg/pleg/cache.go` `(*GenericPLEG).GetNewerThan` | — |",
 		"",
@@ -553,7 +553,7 @@ func TestLabCodeRefsCatchStaleOnes(t *testing.T) {
 		}
 	}
 	want := []string{
-		"4 pkg/pleg/evented.go", // its identifier Start is not checked: the file is gone
+		"4 pkg/pleg/reinspect.go", // its identifier RequestReinspect is not checked: the file is gone
 		"5 relistTwice",
 		"6 (*GenericPLEG).GetNewerThan",
 		"11 pleg.(*GenericPLEG).RelistTwice",

@@ -36,8 +36,10 @@
 //	           StartContainer, StopContainer,
 //	           StopPodSandbox, RemovePodSandbox,
 //	           PullImage
-//	pleg       ContainerStarted, ContainerDied,       yes  id (container or sandbox)
-//	           ContainerRemoved
+//	pleg       ContainerStarted, ContainerDied,       yes  id (container or sandbox), via (relist, or
+//	           ContainerRemoved                             event: seen in the runtime's event stream)
+//	pleg       stream up, stream down                 -    relistPeriod, retryIn, error (EventedPLEG:
+//	                                                        the event stream trusted, or broken)
 //	status     version bump                           yes  version, phase
 //	status     PATCH                                  yes  version, phase, code, error
 //	status     delete                                 yes  code (the final DELETE of a deleted pod)
@@ -48,8 +50,8 @@
 //
 // A pod is "namespace/name" (PodKey). A kubectl delete shows as configCh DELETE (graceful
 // deletion: deletionTimestamp set), later configCh REMOVE (the pod is gone from the API server,
-// after the status manager's delete). PLEG has no PodSync event in minikubelet (no evented PLEG),
-// so the journal never shows one.
+// after the status manager's delete). PLEG has no PodSync event in minikubelet, so the journal
+// never shows one.
 //
 // # Invariants
 //

@@ -5,12 +5,12 @@ package kubelet
 // canAdmitPod and rejectPod).
 
 import (
-	"fmt"
 	"runtime"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/qos"
 )
 
 // Reasons of a rejected pod's Failed status and of its Warning Event (upstream lifecycle
@@ -18,7 +18,6 @@ import (
 const (
 	reasonPodOSSelectorNodeLabelDoesNotMatch = "PodOSSelectorNodeLabelDoesNotMatch"
 	reasonPodOSNotSupported                  = "PodOSNotSupported"
-	reasonOutOfPods                          = "OutOfpods"
 )
 
 // admission is the answer of one admission check: admit, or reject with a reason and a message.
@@ -51,21 +50,12 @@ func admitOS(pod *corev1.Pod, nodeOS string) admission {
 	return admitted
 }
 
-// admitPodCount is the pods resource of upstream's general predicates: with maxPods set, a new
-// pod fits only while fewer than maxPods others are active (admitted and not terminal). Pure.
-func admitPodCount(active, maxPods int) admission {
-	if maxPods <= 0 || active < maxPods {
-		return admitted
-	}
-	return admission{reason: reasonOutOfPods,
-		message: fmt.Sprintf("Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", active, maxPods)}
-}
-
 // admit is the kubelet's admission of pod. Upstream runs its admit handlers in this order and
 // stops at the first rejection: eviction, sysctls, resource allocation, then the predicate
-// handler (the OS checks first, then the general predicates, the pod count among them),
+// handler (the OS checks first, then the general predicates, the resources among them),
 // AppArmor, pod features, shutdown. minikubelet has the sysctls (sysctl.go), the OS checks and
-// the pod count.
+// the resources (admission_resources.go), fitted among the other active pods: those whose
+// worker is neither terminated nor done with a terminal pod (upstream filterOutInactivePods).
 func (p *pods) admit(pod *corev1.Pod) admission {
 	if err := checkSysctls(pod); err != nil {
 		return admission{reason: reasonSysctlForbidden, message: err.Error()}
@@ -73,19 +63,18 @@ func (p *pods) admit(pod *corev1.Pod) admission {
 	if a := admitOS(pod, runtime.GOOS); !a.admit {
 		return a
 	}
-	if p.cfg.MaxPods <= 0 {
-		return admitted
-	}
-	active := 0
+	var others []*corev1.Pod
 	for _, other := range p.manager.GetPods() {
-		if other.UID == pod.UID || isTerminal(other) {
+		if other.UID == pod.UID {
 			continue
 		}
-		if st, ok := p.workers.State(other.UID); ok && st == podworkers.Syncing {
-			active++
+		st, known := p.workers.State(other.UID)
+		if !known || st == podworkers.Terminated || st == podworkers.Finished || (isTerminal(other) && st != podworkers.Terminating) {
+			continue // rejected, or no longer holds what it asked for
 		}
+		others = append(others, other)
 	}
-	return admitPodCount(active, p.cfg.MaxPods)
+	return admitResources(pod, others, p.cfg.Allocatable)
 }
 
 // reject marks a pod the node will not run as Failed with a fresh status, and says why in a
@@ -93,7 +82,7 @@ func (p *pods) admit(pod *corev1.Pod) admission {
 func (p *pods) reject(pod *corev1.Pod, a admission) {
 	p.recorder.Eventf(pod, corev1.EventTypeWarning, a.reason, "%s", a.message)
 	p.status.SetPodStatus(pod, corev1.PodStatus{
-		QOSClass: pod.Status.QOSClass, // as the API server set it
+		QOSClass: qos.GetPodQOS(pod), // as the API server set it, or computed for a static pod
 		Phase:    corev1.PodFailed,
 		Reason:   a.reason,
 		Message:  "Pod was rejected: " + a.message,

@@ -47,21 +47,3 @@ func TestAdmitOS(t *testing.T) {
 		t.Errorf("a nodeSelector was checked: %+v", got)
 	}
 }
-
-// Upstream general predicates, pods resource: OutOfpods once maxPods active pods run; maxPods 0
-// admits everything.
-func TestAdmitPodCount(t *testing.T) {
-	tests := []struct {
-		active, maxPods int
-		want            bool
-	}{{0, 0, true}, {500, 0, true}, {0, 1, true}, {1, 1, false}, {109, 110, true}, {110, 110, false}}
-	for _, tc := range tests {
-		got := admitPodCount(tc.active, tc.maxPods)
-		if got.admit != tc.want {
-			t.Errorf("admitPodCount(%d, %d) = %+v, want admit %t", tc.active, tc.maxPods, got, tc.want)
-		}
-		if !got.admit && (got.reason != "OutOfpods" || got.message == "") {
-			t.Errorf("rejection %+v, want reason OutOfpods with a message", got)
-		}
-	}
-}

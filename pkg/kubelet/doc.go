@@ -20,6 +20,7 @@
 //	certificate-rotation rotateCertificates
 //	fake-runtime         the built-in CRI runtime, unless --container-runtime-endpoint
 //	cri                  the CRI gRPC connection
+//	service-informer     list and watch Services, for the containers' service-link env
 //	pod-lifecycle        secret managers, kuberuntime, pod cache, PLEG, status manager, pod sources (made, not started)
 //	serving-certificate  serverTLSBootstrap
 //	kubelet-api          HTTPS :10250 with authn/authz
@@ -28,7 +29,7 @@
 //	lease-keeper         --debug-keepalive: a child renews the Lease while a debugger holds us
 //	node-status          node status every nodeStatusUpdateFrequency
 //	pod-workers          one goroutine per pod
-//	pleg                 relist every second into the pod cache
+//	pleg                 relist every second into the pod cache (EventedPLEG: the runtime's events, relist every 5 min)
 //	status-manager       pods/status PATCHes
 //	prober               liveness, readiness and startup probe workers
 //	pod-sources          the API server's pods for this node, static manifests
@@ -40,7 +41,8 @@
 // first that fires:
 //
 //	configCh        pod sources: ADD / UPDATE / DELETE / REMOVE / RECONCILE → pod manager + workers
-//	                (pod_handlers.go; admission by maxPods)
+//	                (pod_handlers.go; a RECONCILE syncs a pod whose Ready disagrees with its
+//	                readiness gates; admission.go: sysctls, the pod's OS, then resources)
 //	plegCh          PLEG: a container started or died → that pod's worker syncs
 //	syncCh (1 s)    pods whose resync or retry time came (pod workers' DuePods)
 //	livenessCh      the liveness probe failed → sync: kuberuntime kills the container, and
@@ -60,6 +62,36 @@
 // compute the API status (generateAPIPodStatus in pod_status.go, pure), hand it to the status
 // manager, and let kuberuntime start or stop containers.
 //
+// # Admission (admission.go)
+//
+// A pod added (configCh ADD) is admitted once, as upstream's admit handlers do, in their order:
+// its sysctls (SysctlForbidden), the pod's kubernetes.io/os label
+// (PodOSSelectorNodeLabelDoesNotMatch), its spec.os.name (PodOSNotSupported), then its resources
+// (admission_resources.go), fitted beside the other active pods in the node's allocatable (what
+// pkg/nodestatus reports: capacity less kubeReserved, systemReserved and evictionHard): the pod
+// count (OutOfpods, maxPods), then cpu, memory, ephemeral-storage and the other resources its
+// effective requests name (pkg/cm PodRequests: init containers, sidecars, pod-level requests,
+// overhead) — OutOfcpu, "Node didn't have enough resource: cpu, requested: 5000, used: 100,
+// capacity: 1900". A rejected pod gets a Warning Event and a fresh Failed status, "Pod was
+// rejected: …", and no worker. Simplified: no eviction, node affinity, node name, host port,
+// taint, topology or shutdown admission; a pod's requests are its spec's (no resize).
+//
+// The pods' QoS class (pkg/qos) is the API server's status.qosClass, computed for a static pod;
+// with a real runtime, housekeeping removes the cgroups of pods that are gone (pkg/cm).
+//
+// # A container's env and /etc/hosts (volumes.go, services.go, etc_hosts.go)
+//
+// GenerateRunContainerOptions (upstream kubelet_pods.go) gives kuberuntime each container's env
+// (volume.MakeEnvironment, with the service links of the Services the service-informer step
+// watches) and mounts: the pod's volumes, then <root>/pods/<uid>/etc-hosts at /etc/hosts —
+// localhost, the pod's IPs and hostAliases, or for a host-network pod the node's /etc/hosts and
+// the aliases — unless the container mounts /etc/hosts itself or the pod has no IP yet.
+// Simplified: one pod IP (kuberuntime passes the primary one; a host-network pod's is the node's
+// IP), so status.podIPs and the hosts file list one address; the node's allocatable (the default
+// of an unset limit in a resourceFieldRef) is what pkg/nodestatus reports, read once at start,
+// not the Node object of a lister; the hosts file is replaced by a rename when its content
+// changes (upstream rewrites it in place at every container start).
+//
 // # Files
 //
 //	kubelet.go       Config, Kubelet, New, the start order
@@ -70,5 +102,8 @@
 //	pods.go          the pod lifecycle's parts and steps
 //	api.go           the kubelet API's steps; server.go what it asks of the pods
 //	debug.go         the journal's loopback listener and the lease keeper
-//	syncloop.go, pod_handlers.go, housekeeping.go, pod_sync.go, pod_status.go, volumes.go
+//	volumes.go       a container's env and mounts (GenerateRunContainerOptions)
+//	etc_hosts.go     the kubelet-managed /etc/hosts; services.go the Service informer (service links)
+//	syncloop.go, pod_handlers.go, admission.go, admission_resources.go, housekeeping.go,
+//	pod_sync.go, pod_status.go, pod_phase.go
 package kubelet

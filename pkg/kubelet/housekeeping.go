@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/pkg/cm"
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
 )
@@ -79,6 +80,13 @@ func (p *pods) handlePodCleanups(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	if err := cleanupPodLogDirs(p.cfg.PodLogsDir, keep); err != nil {
+		errs = append(errs, err)
+	}
+	if p.cfg.CgroupRoot != "" { // upstream cleanupOrphanedPodCgroups
+		n, err := cm.RemoveOrphanedPodCgroups(p.cfg.CgroupRoot, keep)
+		if n > 0 {
+			klog.FromContext(ctx).V(2).Info("Removed the cgroups of pods that are gone", "count", n)
+		}
 		errs = append(errs, err)
 	}
 	p.cfg.Runtime.GCBackoffs()

@@ -48,6 +48,7 @@ type Kubelet struct {
 	recorder        record.EventRecorder   // events
 	runtimeEndpoint string                 // fake-runtime: the built-in runtime's socket, when it runs
 	cri             *remote.Client         // cri
+	services        *services              // service-informer: the Services, for service-link env
 	pods            *pods                  // pod-lifecycle
 	status          *nodestatus.Manager    // node-registration
 	serving         *bootstrap.ServingCert // serving-certificate: nil without serverTLSBootstrap
@@ -93,6 +94,7 @@ func (k *Kubelet) startOrder() []step {
 		{"certificate-rotation", k.startCertRotation},      // rotateCertificates: a new client certificate before this one expires
 		{"fake-runtime", k.startFakeRuntime},               // the built-in CRI runtime, unless --container-runtime-endpoint
 		{"cri", k.dialRuntime},                             // the CRI gRPC connection to the runtime
+		{"service-informer", k.startServiceInformer},       // list and watch Services: containers' service-link env
 		{"pod-lifecycle", k.makePodLifecycle},              // secret managers, kuberuntime, pod cache, PLEG, status manager, pod sources
 		{"serving-certificate", k.startServingCertificate}, // serverTLSBootstrap: the kubelet API's certificate from a CSR
 		{"kubelet-api", k.startServer},                     // HTTPS :10250 with authn/authz: exec, logs, /pods, /metrics
@@ -101,7 +103,7 @@ func (k *Kubelet) startOrder() []step {
 		{"lease-keeper", k.startLeaseKeeper},               // --debug-keepalive: a child renews the Lease while a debugger holds us
 		{"node-status", k.startNodeStatus},                 // node status every nodeStatusUpdateFrequency
 		{"pod-workers", k.startPodWorkers},                 // one goroutine per pod, idle until a pod arrives
-		{"pleg", k.startPLEG},                              // relist the runtime every second into the pod cache
+		{"pleg", k.startPLEG},                              // relist the runtime every second into the pod cache (EventedPLEG: its events, relist every 5 min)
 		{"status-manager", k.startStatusManager},           // pods/status PATCHes
 		{"prober", k.startProber},                          // liveness, readiness and startup probe workers
 		{"pod-sources", k.startPodSources},                 // pods with spec.nodeName = us, and static manifests

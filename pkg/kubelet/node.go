@@ -118,6 +118,7 @@ func (k *Kubelet) registerNode(ctx context.Context) (component, error) {
 		Machine:           nodestatus.ReadMachine(o.RootDir),
 		CapacityOverrides: o.Capacity,
 		MaxPods:           cfg.MaxPods,
+		Reserved:          o.NodeReserved,
 		KubeletVersion:    version.Get().Kubernetes,
 		KubeletPort:       cfg.Port,
 		UpdateFrequency:   cfg.NodeStatusUpdateFrequency.Duration,

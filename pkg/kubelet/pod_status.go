@@ -12,6 +12,7 @@ import (
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/qos"
 	"github.com/minikubelet/minikubelet/pkg/statusmanager"
 )
 
@@ -43,7 +44,7 @@ type readinessUpdater interface {
 func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statusInputs) corev1.PodStatus {
 	old := pod.Status
 	st := corev1.PodStatus{
-		QOSClass: old.QOSClass,
+		QOSClass: qos.GetPodQOS(pod), // the API server's, or computed for a static pod
 		HostIP:   in.nodeIP,
 		HostIPs:  []corev1.HostIP{{IP: in.nodeIP}},
 	}

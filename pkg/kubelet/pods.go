@@ -16,6 +16,8 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/journal"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/nodestatus"
+	"github.com/minikubelet/minikubelet/pkg/options"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
 	"github.com/minikubelet/minikubelet/pkg/podmanager"
 	"github.com/minikubelet/minikubelet/pkg/podsource"
@@ -36,17 +38,29 @@ type PodConfig struct {
 	CRI         runtimeapi.RuntimeServiceClient // required: exec probes run through its ExecSync
 	RuntimeName string                          // containerID prefix, e.g. "minikubelet-fake"
 	ManifestDir string                          // static pods; "" disables the file source
-	MaxPods     int
 	// RootDir holds pod volumes: <root>/pods/<uid>/volumes/<plugin>/<name>. Required.
 	RootDir string
+	// CgroupRoot is where a real runtime makes the pods' cgroups (/sys/fs/cgroup), for
+	// housekeeping to remove those of pods that are gone; "" for the fake runtime, which makes none.
+	CgroupRoot string
 	// PodLogsDir is where container logs are (--pod-logs-dir), for `kubectl logs`.
 	PodLogsDir string
 	// Secrets serves Secrets and ConfigMaps to env and volumes (Get, Cache or Watch). Required.
 	Secrets secretmanager.Manager
+	// Services are the cluster's Services, for the containers' service-link env; nil: none.
+	Services *services
+	// Allocatable is the node's allocatable (pods included), what admission fits pods in and the
+	// default of a limit a container does not set when a resourceFieldRef reads it;
+	// ClusterDomain the domain of pods' FQDNs in /etc/hosts.
+	Allocatable   corev1.ResourceList
+	ClusterDomain string
 	// SyncFrequency is how often every pod is synced even without events (syncFrequency, 1 min);
 	// FileCheckFrequency how often the manifest dir is re-read (20 s).
 	SyncFrequency      time.Duration
 	FileCheckFrequency time.Duration
+	// EventedPLEG is the feature gate: PLEG follows the runtime's container events, and relists
+	// only as a safety net while they flow (pleg.go).
+	EventedPLEG bool
 	// Metrics receives PLEG, pod worker and running-pod observations. Optional.
 	Metrics *metrics.Registry
 	// Journal records what the syncLoop, pod workers, PLEG and status manager do. Optional.
@@ -59,7 +73,7 @@ type PodConfig struct {
 type pods struct {
 	cfg     PodConfig
 	cache   *pleg.Cache
-	pleg    *pleg.GenericPLEG
+	pleg    podLifecycleEventGenerator // generic, or evented with the EventedPLEG gate
 	sources *podsource.Sources
 	manager *podmanager.Manager
 	status  *statusmanager.Manager
@@ -104,14 +118,13 @@ func newPods(cfg PodConfig, rec record.EventRecorder) (*pods, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.helper = &runtimeHelper{secrets: cfg.Secrets, tokens: tokens, projector: projector, hostIP: cfg.NodeIP, rootDir: cfg.RootDir, hostDirs: map[types.UID]map[string]string{}}
+	p.helper = &runtimeHelper{secrets: cfg.Secrets, tokens: tokens, projector: projector, services: cfg.Services,
+		hostIP: cfg.NodeIP, allocatable: cfg.Allocatable, clusterDomain: cfg.ClusterDomain, rootDir: cfg.RootDir,
+		hostDirs: map[types.UID]map[string]string{}}
 	cfg.Runtime.SetOptionsGenerator(p.helper)
 	p.syncLoopJournal = cfg.Journal.For(journal.SourceSyncLoop)
-	plegCfg := pleg.Config{Runtime: cfg.Runtime, Cache: p.cache, Clock: cfg.Clock, Journal: cfg.Journal.For(journal.SourcePLEG)}
-	if cfg.Metrics != nil {
-		plegCfg.OnRelist = cfg.Metrics.ObserveRelist
-	}
-	if p.pleg, err = pleg.New(plegCfg); err != nil {
+	if p.pleg, err = newPLEG(plegConfig{runtime: cfg.Runtime, cri: cfg.CRI, cache: p.cache, clock: cfg.Clock,
+		metrics: cfg.Metrics, journal: cfg.Journal, evented: cfg.EventedPLEG}); err != nil {
 		return nil, err
 	}
 	if p.manager, err = podmanager.New(podmanager.Config{Client: cfg.Client, NodeName: cfg.NodeName}); err != nil {
@@ -170,8 +183,14 @@ func (k *Kubelet) makePodLifecycle(context.Context) (component, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What pkg/nodestatus will report: admission, the downward API's default limits and the
+	// containers' oom_score_adj read it.
+	capacity, allocatable, err := nodeResources(o)
+	if err != nil {
+		return nil, err
+	}
 	runtimeManager, err := kuberuntime.New(kuberuntime.Config{Runtime: k.cri.Runtime, Image: k.cri.Image, PodLogsDir: cfg.PodLogsDir,
-		Recorder: k.recorder, Journal: k.journal.For(journal.SourceCRI)})
+		Recorder: k.recorder, Journal: k.journal.For(journal.SourceCRI), MemoryCapacity: capacity.Memory().Value()})
 	if err != nil {
 		return nil, err
 	}
@@ -183,17 +202,36 @@ func (k *Kubelet) makePodLifecycle(context.Context) (component, error) {
 		CRI:                k.cri.Runtime,
 		RuntimeName:        k.cri.Version().GetRuntimeName(),
 		ManifestDir:        cfg.StaticPodPath,
-		MaxPods:            int(cfg.MaxPods),
 		RootDir:            o.RootDir,
+		CgroupRoot:         podCgroupRoot(o),
 		PodLogsDir:         cfg.PodLogsDir,
 		Secrets:            secrets,
+		Services:           k.services,
+		Allocatable:        allocatable,
+		ClusterDomain:      cfg.ClusterDomain,
 		SyncFrequency:      cfg.SyncFrequency.Duration,
 		FileCheckFrequency: cfg.FileCheckFrequency.Duration,
+		EventedPLEG:        options.FeatureEnabled(cfg, options.EventedPLEG),
 		Metrics:            k.metrics,
 		Journal:            k.journal,
 		Clock:              k.clock,
 	}, k.recorder)
 	return nil, err
+}
+
+// podCgroupRoot is /sys/fs/cgroup with a real runtime, "" with the built-in fake one.
+func podCgroupRoot(o *options.Options) string {
+	if o.ContainerRuntimeEndpoint == "" {
+		return ""
+	}
+	return "/sys/fs/cgroup"
+}
+
+// nodeResources are the capacity and allocatable the node reports (pkg/nodestatus): the
+// machine's capacity with the --node-capacity overrides, less kubeReserved, systemReserved and
+// evictionHard. Upstream reads the allocatable from its Node lister.
+func nodeResources(o *options.Options) (capacity, allocatable corev1.ResourceList, err error) {
+	return nodestatus.NodeResources(nodestatus.ReadMachine(o.RootDir), o.Capacity, o.Config.MaxPods, o.NodeReserved)
 }
 
 // startPodWorkers makes the pod workers, idle until a pod arrives; they go before the status
@@ -216,7 +254,8 @@ func (k *Kubelet) startPodWorkers(ctx context.Context) (component, error) {
 	return onStop(func() error { workers.Wait(); return nil }), nil
 }
 
-// startPLEG relists the runtime every second into the pod cache and tells the syncLoop what changed.
+// startPLEG relists the runtime every second into the pod cache and tells the syncLoop what
+// changed; with EventedPLEG it follows the runtime's container events and relists every 5 min.
 func (k *Kubelet) startPLEG(context.Context) (component, error) { return loop(k.pods.pleg.Run), nil }
 
 // startStatusManager writes pods/status and finishes graceful deletions.

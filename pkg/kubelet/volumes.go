@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,15 +17,21 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/volume"
 )
 
-// runtimeHelper gives kuberuntime a container's env and mounts: env from Secrets, ConfigMaps and
-// the downward API through the secret manager, mounts from the volumes the projector wrote
-// (upstream: kubelet_pods.go GenerateRunContainerOptions).
+// runtimeHelper gives kuberuntime a container's env and mounts: env from Secrets, ConfigMaps,
+// the downward API and the Services (service links), mounts from the volumes the projector wrote
+// and the pod's managed /etc/hosts (upstream: kubelet_pods.go GenerateRunContainerOptions).
 type runtimeHelper struct {
 	secrets   secretmanager.Manager
 	tokens    *token.Manager // service account tokens for projected volumes, through the projector
 	projector *volume.Projector
+	services  *services // the service links; nil: none
 	hostIP    string
-	rootDir   string // pods/<uid>/containers/<name> holds each container's termination message
+	// allocatable is the node's allocatable, as node status reports it: a resourceFieldRef to a
+	// limit a container does not set reads it.
+	allocatable   corev1.ResourceList
+	clusterDomain string // the domain of a pod's FQDN in /etc/hosts (clusterDomain)
+	nodeHostsFile string // the node's hosts file, the base of a host-network pod's; "" is /etc/hosts
+	rootDir       string // pods/<uid>/ holds each pod's etc-hosts, containers/<name> each container's termination message
 
 	mu       sync.Mutex
 	hostDirs map[types.UID]map[string]string // volume name → host directory, per pod
@@ -32,10 +39,29 @@ type runtimeHelper struct {
 
 var _ kuberuntime.OptionsGenerator = (*runtimeHelper)(nil)
 
+// GenerateRunContainerOptions is called just before each container is created. podIP is the
+// sandbox's IP; a host-network pod's IPs are the node's, as upstream's SyncPod passes them.
 func (h *runtimeHelper) GenerateRunContainerOptions(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIP string) (*kuberuntime.RunContainerOptions, error) {
-	envs, err := volume.MakeEnvironment(pod, c, podIP, h.hostIP,
-		func(ns, name string) (*corev1.Secret, error) { return h.secrets.GetSecret(ctx, ns, name) },
-		func(ns, name string) (*corev1.ConfigMap, error) { return h.secrets.GetConfigMap(ctx, ns, name) })
+	hostIPs := []string{h.hostIP}
+	var podIPs []string
+	switch {
+	case pod.Spec.HostNetwork:
+		podIPs = hostIPs
+	case podIP != "":
+		podIPs = []string{podIP}
+	}
+	serviceEnv, err := h.services.env(pod)
+	if err != nil {
+		return nil, err
+	}
+	envs, err := volume.MakeEnvironment(pod, c, volume.EnvConfig{
+		PodIPs:          podIPs,
+		HostIPs:         hostIPs,
+		NodeAllocatable: h.allocatable,
+		ServiceEnv:      serviceEnv,
+		GetSecret:       func(ns, name string) (*corev1.Secret, error) { return h.secrets.GetSecret(ctx, ns, name) },
+		GetConfigMap:    func(ns, name string) (*corev1.ConfigMap, error) { return h.secrets.GetConfigMap(ctx, ns, name) },
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -49,6 +75,13 @@ func (h *runtimeHelper) GenerateRunContainerOptions(ctx context.Context, pod *co
 	for _, m := range volume.Mounts(pod, c, dirs) {
 		opts.Mounts = append(opts.Mounts, kuberuntime.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath, ReadOnly: m.ReadOnly})
 	}
+	if shouldMountHostsFile(pod, c, podIPs) {
+		m, err := h.hostsMount(pod, podIPs)
+		if err != nil {
+			return nil, err
+		}
+		opts.Mounts = append(opts.Mounts, m)
+	}
 	// The container's own directory, where kuberuntime makes its termination message file.
 	if c.TerminationMessagePath != "" {
 		dir := filepath.Join(h.rootDir, "pods", string(pod.UID), "containers", c.Name)
@@ -58,6 +91,28 @@ func (h *runtimeHelper) GenerateRunContainerOptions(ctx context.Context, pod *co
 		opts.PodContainerDir = dir
 	}
 	return opts, nil
+}
+
+// hostsMount writes the pod's hosts file, <root>/pods/<uid>/etc-hosts, and mounts it read-write
+// at /etc/hosts (upstream makeHostsMount).
+func (h *runtimeHelper) hostsMount(pod *corev1.Pod, podIPs []string) (kuberuntime.Mount, error) {
+	nodeHostsFile := h.nodeHostsFile
+	if nodeHostsFile == "" {
+		nodeHostsFile = etcHostsPath
+	}
+	content, err := hostsFileContent(pod, podIPs, h.clusterDomain, nodeHostsFile)
+	if err != nil {
+		return kuberuntime.Mount{}, err
+	}
+	dir := filepath.Join(h.rootDir, "pods", string(pod.UID))
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return kuberuntime.Mount{}, err
+	}
+	path := filepath.Join(dir, "etc-hosts")
+	if err := writeHostsFile(path, content); err != nil {
+		return kuberuntime.Mount{}, fmt.Errorf("write the pod's hosts file: %w", err)
+	}
+	return kuberuntime.Mount{ContainerPath: etcHostsPath, HostPath: path}, nil
 }
 
 // setUpVolumes writes (or refreshes) the pod's projected volumes; called on every sync, so a

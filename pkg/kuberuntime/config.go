@@ -23,6 +23,7 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		Annotations:  pod.Annotations,
 		Linux:        sandboxLinuxConfig(pod), // security_context.go
 	}
+	cfg.Linux.CgroupParent = podCgroupParent(pod) // resources.go
 	// A host-network pod shares the node's UTS namespace, so it must not set a hostname.
 	if !pod.Spec.HostNetwork {
 		cfg.Hostname = podHostname(pod)
@@ -125,7 +126,8 @@ func (m *Manager) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
-		Linux:       &runtimeapi.LinuxContainerConfig{SecurityContext: sc},
+		Linux: &runtimeapi.LinuxContainerConfig{SecurityContext: sc,
+			Resources: containerResources(pod, c, m.memoryCapacity, m.cgroupV2)}, // resources.go
 	}
 	if m.options == nil {
 		for _, e := range c.Env {

@@ -23,6 +23,11 @@
 //   - config.go: the CRI sandbox and container configs, the pod's hostname, createSandbox
 //     (kuberuntime_sandbox.go; kuberuntime_container.go generateContainerConfig;
 //     pkg/kubelet/kubelet_pods.go GeneratePodHostNameAndDomain);
+//   - resources.go: a container's requests and limits in CRI terms (cpu shares, CFS quota,
+//     memory limit, oom_score_adj by QoS class; memory.oom.group on cgroup v2) and the
+//     sandbox's cgroup parent /kubepods[/burstable|/besteffort]/pod<uid>
+//     (kuberuntime_container_linux.go generateLinuxContainerResources,
+//     calculateLinuxResources; kuberuntime_sandbox.go; pkg/cm and pkg/qos do the arithmetic);
 //   - security_context.go: the pod's and containers' securityContext in CRI terms, sysctls,
 //     seccomp and AppArmor profiles, the runAsNonRoot check (security_context.go,
 //     security_context_others.go, helpers.go, kuberuntime_sandbox.go
@@ -65,7 +70,10 @@
 // termination-log file, mounted at terminationMessagePath; an exited container's message is what
 // it wrote there (4 KiB), or with FallbackToLogsOnError the tail of its log.
 //
-// Simplified: no in-place resize, no container-level restart rules
+// Simplified: no hugepage limits (upstream sets every page size to 0 unless limited), no swap
+// settings (containerd 1.6 sets the swap limit to the memory limit itself), no MemoryQoS, no
+// sandbox Resources/Overhead (containerd 1.6 does not read them); cpuCFSQuota is always on.
+// No in-place resize, no container-level restart rules
 // (restartPolicyRules); a regular container's own restartPolicy is not read (only sidecars').
 // Security context: no user namespaces (hostUsers: false), no Windows options, no setHostnameAsFQDN,
 // no seccompDefault (unset seccomp is Unconfined, as upstream's default) and no Localhost

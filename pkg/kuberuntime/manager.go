@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/pkg/cm"
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/journal"
 )
@@ -69,6 +70,9 @@ type Config struct {
 	// CreateContainer, StartContainer, StopContainer, StopPodSandbox, RemovePodSandbox) with
 	// its duration.
 	Journal journal.Recorder
+	// MemoryCapacity is the node's memory in bytes, for the containers' oom_score_adj
+	// (resources.go); 0 makes every Burstable container's request count as the whole node.
+	MemoryCapacity int64
 }
 
 // Manager turns pod specs into CRI calls (upstream: kuberuntime_manager.go).
@@ -83,6 +87,9 @@ type Manager struct {
 	// hookClient sends httpGet hooks: no keep-alives, no proxy, the pod's certificate verified.
 	hookClient *http.Client
 	journal    journal.Recorder
+	// memoryCapacity and cgroupV2 shape the containers' resources (resources.go).
+	memoryCapacity int64
+	cgroupV2       bool
 
 	// crashBackoff delays restarts of a crashing container: 10 s doubling to 300 s, keyed by
 	// pod and container (upstream: kubelet.go backOff, MaxContainerBackOff).
@@ -115,10 +122,12 @@ func New(cfg Config) (*Manager, error) {
 		recorder:   cfg.Recorder,
 		hookClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil,
 			TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}},
-		clock:        cfg.Clock,
-		journal:      cfg.Journal,
-		crashBackoff: crash,
-		pullBackoff:  pull,
+		clock:          cfg.Clock,
+		journal:        cfg.Journal,
+		crashBackoff:   crash,
+		pullBackoff:    pull,
+		memoryCapacity: cfg.MemoryCapacity,
+		cgroupV2:       cm.IsCgroup2UnifiedMode(),
 	}, nil
 }
 

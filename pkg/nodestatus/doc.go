@@ -14,6 +14,12 @@
 //	   yes → PATCH nodes/<name>/status (strategic merge patch) and record
 //	         NodeHasSufficientMemory/…/NodeReady/NodeNotReady for condition changes
 //
+// Capacity and allocatable are computed once, by NodeResources (allocatable.go, upstream
+// setters.go MachineInfo): the machine's capacity with the --node-capacity overrides and pods =
+// maxPods; allocatable = capacity − kubeReserved − systemReserved − the memory.available and
+// nodefs.available hard eviction thresholds (pkg/cm), never below 0. A reservation above the
+// capacity stops the kubelet. The kubelet's admission uses the same allocatable.
+//
 // Invariants: lastTransitionTime moves only when a condition's status changes; lastHeartbeatTime
 // is when the status was computed; Ready=False carries the failed checks in its message. The
 // readiness checks are pluggable (AddReadinessCheck): the runtime and PLEG add theirs.

@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -19,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/cm"
 )
 
 // ReadinessCheck is one reason the node may not be Ready, e.g. "container runtime" or "PLEG". It
@@ -50,6 +51,9 @@ type Config struct {
 	CapacityOverrides corev1.ResourceList
 	// MaxPods is the "pods" capacity.
 	MaxPods int32
+	// Reserved is kept from the pods' allocatable: kubeReserved, systemReserved, evictionHard
+	// (options.Options.NodeReserved). New fails when it is larger than the capacity.
+	Reserved cm.NodeConfig
 	// KubeletVersion is reported in nodeInfo (the Kubernetes version we are built against).
 	KubeletVersion string
 	// KubeletPort is published in status.daemonEndpoints so the API server finds the kubelet API.
@@ -68,6 +72,9 @@ type Config struct {
 type Manager struct {
 	cfg     Config
 	nodeRef *corev1.ObjectReference
+
+	// capacity and allocatable are computed once, in New (NodeResources).
+	capacity, allocatable corev1.ResourceList
 
 	mu             sync.Mutex
 	checks         []ReadinessCheck
@@ -97,9 +104,13 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	capacity, allocatable, err := NodeResources(cfg.Machine, cfg.CapacityOverrides, cfg.MaxPods, cfg.Reserved)
+	if err != nil {
+		return nil, err
+	}
 	// Events about a Node use the node name as UID, as upstream does.
 	ref := &corev1.ObjectReference{Kind: "Node", Name: cfg.NodeName, UID: types.UID(cfg.NodeName)}
-	return &Manager{cfg: cfg, nodeRef: ref, runtimeVersion: func() string { return "" }}, nil
+	return &Manager{cfg: cfg, nodeRef: ref, capacity: capacity, allocatable: allocatable, runtimeVersion: func() string { return "" }}, nil
 }
 
 // NodeRef is the reference to use when recording events about this node.
@@ -120,17 +131,6 @@ func (m *Manager) SetRuntimeVersion(f func() string) {
 	m.runtimeVersion = f
 }
 
-func (m *Manager) capacity() corev1.ResourceList {
-	c := m.cfg.Machine.Capacity.DeepCopy()
-	for name, q := range m.cfg.CapacityOverrides {
-		c[name] = q
-	}
-	if _, ok := m.cfg.CapacityOverrides[corev1.ResourcePods]; !ok {
-		c[corev1.ResourcePods] = *resource.NewQuantity(int64(m.cfg.MaxPods), resource.DecimalSI)
-	}
-	return c
-}
-
 func (m *Manager) inputs() statusInputs {
 	m.mu.Lock()
 	checks := append([]ReadinessCheck(nil), m.checks...)
@@ -143,9 +143,10 @@ func (m *Manager) inputs() statusInputs {
 		}
 	}
 	machine := m.cfg.Machine
-	machine.Capacity = m.capacity()
+	machine.Capacity = m.capacity
 	return statusInputs{
-		machine: machine,
+		machine:     machine,
+		allocatable: m.allocatable,
 		addresses: []corev1.NodeAddress{
 			{Type: corev1.NodeInternalIP, Address: m.cfg.NodeIP.String()},
 			{Type: corev1.NodeHostName, Address: m.cfg.Hostname},

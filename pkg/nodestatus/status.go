@@ -11,7 +11,8 @@ import (
 
 // statusInputs is everything computeStatus needs, gathered by the loop (I/O) beforehand.
 type statusInputs struct {
-	machine        Machine
+	machine        Machine             // its Capacity is the node's, overrides and pods included
+	allocatable    corev1.ResourceList // capacity less the reservations (NodeResources)
 	addresses      []corev1.NodeAddress
 	kubeletVersion string
 	runtimeVersion string // "" until a runtime reports one
@@ -37,7 +38,7 @@ var pressureConditions = []struct {
 func computeStatus(old corev1.NodeStatus, in statusInputs) corev1.NodeStatus {
 	st := corev1.NodeStatus{
 		Capacity:        in.machine.Capacity.DeepCopy(),
-		Allocatable:     in.machine.Capacity.DeepCopy(), // no system/kube reservations
+		Allocatable:     in.allocatable.DeepCopy(),
 		Addresses:       in.addresses,
 		NodeInfo:        in.machine.Info,
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: in.kubeletPort}},

@@ -16,6 +16,9 @@ func inputsAt(now time.Time, notReady ...string) statusInputs {
 		machine: Machine{Capacity: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
 		}},
+		allocatable: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8092Mi"),
+		},
 		addresses:      []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}},
 		kubeletVersion: "v1.36.3",
 		kubeletPort:    10250,
@@ -39,8 +42,8 @@ func TestComputeStatusConditionTimes(t *testing.T) {
 	if first.DaemonEndpoints.KubeletEndpoint.Port != 10250 || first.NodeInfo.KubeletVersion != "v1.36.3" {
 		t.Errorf("daemon endpoint / kubelet version not reported: %+v %+v", first.DaemonEndpoints, first.NodeInfo)
 	}
-	if first.Allocatable.Cpu().String() != "4" {
-		t.Errorf("allocatable cpu = %s, want capacity 4", first.Allocatable.Cpu())
+	if first.Allocatable.Cpu().String() != "4" || first.Allocatable.Memory().String() != "8092Mi" {
+		t.Errorf("allocatable = %v, want the inputs' cpu 4, memory 8092Mi", first.Allocatable)
 	}
 
 	t1 := t0.Add(10 * time.Second)

@@ -29,6 +29,7 @@ func DefaultConfig() kubeletconfig.KubeletConfiguration {
 	c.APIVersion, c.Kind = configAPIVersion, configKind
 	c.RotateCertificates = true
 	applyDefaults(&c)
+	defaultEvictionHard(&c) // as a config file that does not set evictionHard (resources.go)
 	return c
 }
 
@@ -67,6 +68,9 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 	if c.Authorization.Mode == "" {
 		c.Authorization.Mode = kubeletconfig.KubeletAuthorizationModeWebhook
 	}
+	if c.CgroupDriver == "" {
+		c.CgroupDriver = cgroupDriverCgroupfs
+	}
 	if c.ConfigMapAndSecretChangeDetectionStrategy == "" {
 		c.ConfigMapAndSecretChangeDetectionStrategy = kubeletconfig.WatchChangeDetectionStrategy
 	}
@@ -98,7 +102,8 @@ var implementedFields = map[string]bool{
 	"runtimeRequestTimeout": true, "rotateCertificates": true, "serverTLSBootstrap": true, "kubeAPIQPS": true, "kubeAPIBurst": true,
 	"containerRuntimeEndpoint": true, "podLogsDir": true, "syncFrequency": true, "fileCheckFrequency": true,
 	"configMapAndSecretChangeDetectionStrategy": true, "authentication": true, "authorization": true,
-	"enableProfilingHandler": true, "podCIDR": true,
+	"enableProfilingHandler": true, "podCIDR": true, "featureGates": true,
+	"kubeReserved": true, "systemReserved": true, "evictionHard": true, "mergeDefaultEvictionSettings": true, "cgroupDriver": true,
 }
 
 // LoadConfigFile reads a KubeletConfiguration v1beta1 file. Fields it does not know at all are an
@@ -118,10 +123,12 @@ func LoadConfigFile(path string) (kubeletconfig.KubeletConfiguration, []string, 
 		return cfg, nil, fmt.Errorf("--config %s: want apiVersion %s and kind %s, got apiVersion %q kind %q",
 			path, configAPIVersion, configKind, typeMeta.APIVersion, typeMeta.Kind)
 	}
+	cfg.EvictionHard = nil // the file's, or the defaults if it has none; never merged into them by the decoder
 	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
 		return cfg, nil, fmt.Errorf("--config %s: %w (check the field names against kubelet.config.k8s.io/v1beta1)", path, cleanYAMLError(err))
 	}
 	applyDefaults(&cfg)
+	defaultEvictionHard(&cfg)
 	var fields map[string]any
 	if err := yaml.Unmarshal(data, &fields); err != nil {
 		return cfg, nil, fmt.Errorf("--config %s: %w", path, cleanYAMLError(err))
@@ -220,6 +227,8 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 			errs = append(errs, fmt.Sprintf("%s must not be negative, got %s", ttl.field, ttl.value))
 		}
 	}
+	errs = append(errs, validateResources(c)...)
+	errs = append(errs, validateFeatureGates(c.FeatureGates)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
 	}

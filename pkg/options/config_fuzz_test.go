@@ -34,6 +34,8 @@ func FuzzLoadConfigFile(f *testing.F) {
 		header + "evictionHard: {memory.available: 100Mi}\ncgroupDriver: systemd\n",
 		header + "staticPodPath: /etc/kubernetes/manifests\nfileCheckFrequency: 20s\naddress: \"0.0.0.0\"\n",
 		header + "authentication: {webhook: {cacheTTL: 2m}}\nauthorization: {mode: Webhook, webhook: {cacheAuthorizedTTL: 5m, cacheUnauthorizedTTL: 30s}}\n",
+		header + "featureGates:\n  EventedPLEG: true\n",
+		header + "featureGates: {EventedPLEG: maybe, AllAlpha: true}\n",
 		`{"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":"KubeletConfiguration","maxPods":12}`,
 		"apiVersion: v1\nkind: ConfigMap\n",
 		"apiVersion: v1\nclusters: [ {{{ not yaml\n",

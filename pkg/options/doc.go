@@ -5,7 +5,24 @@
 // As upstream, a flag given on the command line wins over the file: the file is loaded onto the
 // defaults, then the config-backed flags the user set are applied again on top.
 //
+// Node allocatable and cgroups (resources.go): kubeReserved, systemReserved (--kube-reserved,
+// --system-reserved: cpu, memory, ephemeral-storage, pid) and evictionHard (--eviction-hard)
+// are parsed into Options.NodeReserved, a bad quantity or signal being an error that names the
+// field; evictionHard defaults to upstream's memory.available<100Mi, nodefs.available<10%,
+// nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5% when not set (also
+// without a config file, where the real kubelet has none), and mergeDefaultEvictionSettings
+// fills in what it does not name. cgroupDriver (--cgroup-driver) must be cgroupfs: the systemd
+// driver is refused.
+//
+// Feature gates (features.go; upstream pkg/features/kube_features.go): --feature-gates
+// Name=true,… and the file's featureGates, the command line winning gate by gate (a gate it does
+// not name keeps the file's value, as upstream's kubeletConfigFlagPrecedence merges them);
+// FeatureEnabled reads one. A value that is not a boolean is an error.
+//
 // Simplified: only the v1beta1 fields minikubelet acts on are defaulted and validated; every other
 // known field is accepted and reported once as ignored (so a real kubelet's config loads), while a
-// field unknown to v1beta1 is an error, because a typo should not pass silently.
+// field unknown to v1beta1 is an error, because a typo should not pass silently. Only the feature
+// gates minikubelet implements are known — today EventedPLEG (alpha, off by default, as upstream
+// v1.36) — and any other gate name is refused with the list of known ones, where upstream knows
+// all of its gates (AllAlpha and AllBeta included) and most do nothing here.
 package options

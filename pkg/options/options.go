@@ -16,6 +16,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 
+	"github.com/minikubelet/minikubelet/pkg/cm"
 	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
@@ -52,6 +53,9 @@ type Options struct {
 	NodeName string
 	Taints   []corev1.Taint
 	Capacity corev1.ResourceList // only the resources given with --node-capacity
+	// NodeReserved is what the node keeps from its pods: kubeReserved, systemReserved and the
+	// evictionHard thresholds, parsed (resources.go).
+	NodeReserved cm.NodeConfig
 	// IgnoredConfigFields are the config-file fields minikubelet reads but does not implement.
 	IgnoredConfigFields []string
 }
@@ -70,6 +74,13 @@ func configFlags(fs *pflag.FlagSet, c *kubeletconfig.KubeletConfiguration) {
 	fs.DurationVar(&c.RuntimeRequestTimeout.Duration, "runtime-request-timeout", c.RuntimeRequestTimeout.Duration, "timeout of CRI calls (config: runtimeRequestTimeout)")
 	fs.BoolVar(&c.RotateCertificates, "rotate-certificates", c.RotateCertificates, "rotate the client certificate before it expires (config: rotateCertificates)")
 	fs.BoolVar(&c.ServerTLSBootstrap, "rotate-server-certificates", c.ServerTLSBootstrap, "get the kubelet API's serving certificate from a kubernetes.io/kubelet-serving CSR (approved by an admin) and rotate it, instead of a self-signed one (config: serverTLSBootstrap)")
+	// Node allocatable and cgroups (resources.go).
+	fs.Var(cliflag.NewMapStringString(&c.KubeReserved), "kube-reserved", "resources kept from pods for the kubelet and the runtime, e.g. cpu=100m,memory=500Mi,ephemeral-storage=1Gi,pid=1000 (config: kubeReserved)")
+	fs.Var(cliflag.NewMapStringString(&c.SystemReserved), "system-reserved", "resources kept from pods for the OS, e.g. cpu=100m,memory=500Mi (config: systemReserved)")
+	fs.Var(cliflag.NewLangleSeparatedMapStringString(&c.EvictionHard), "eviction-hard", "hard eviction thresholds, e.g. memory.available<100Mi,nodefs.available<10%; memory.available and nodefs.available are kept from pods' allocatable (config: evictionHard; default memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%)")
+	fs.StringVar(&c.CgroupDriver, "cgroup-driver", c.CgroupDriver, "how the runtime is told about cgroups; only cgroupfs (config: cgroupDriver)")
+	// Feature gates (features.go).
+	fs.Var(featureGatesValue{cliflag.NewMapStringBool(&c.FeatureGates)}, "feature-gates", "feature gates to switch on or off, Name=true|false,… (config: featureGates; a gate the command line does not name keeps the file's value); minikubelet knows only "+strings.Join(KnownFeatures(), ", "))
 }
 
 // AddFlags registers every flag on fs and returns the Options they fill. Call Complete after parsing.
@@ -107,6 +118,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 		}
 		o.IgnoredConfigFields = ignored
 		// Re-apply the config flags the user set, onto the loaded file.
+		fileGates := cfg.FeatureGates
 		fileFS := pflag.NewFlagSet("config", pflag.ContinueOnError)
 		configFlags(fileFS, &cfg)
 		var setErr error
@@ -118,6 +130,7 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 		if setErr != nil {
 			return setErr
 		}
+		cfg.FeatureGates = mergeFeatureGates(cfg.FeatureGates, fileGates)
 		o.Config = cfg
 	}
 	if o.RootDir == "" {
@@ -263,7 +276,11 @@ func (o *Options) validate() error {
 	if o.ClientCertDuration != 0 && o.ClientCertDuration < 10*time.Minute {
 		return fmt.Errorf("--client-cert-duration %s is shorter than the 10m the API server accepts for a CSR: use 10m or more, or 0 for the signer's default", o.ClientCertDuration)
 	}
-	return ValidateConfig(&o.Config)
+	if err := ValidateConfig(&o.Config); err != nil {
+		return err
+	}
+	o.NodeReserved, err = nodeReserved(&o.Config)
+	return err
 }
 
 // allowedKubernetesLabels are the labels in the kubernetes.io/k8s.io namespaces that a kubelet may

@@ -31,9 +31,22 @@ func writeConfig(t *testing.T, body string) string {
 }
 
 // The course's real kubelet config (kubeadm-style: authentication, evictionHard, cgroupDriver…)
-// loads without error; what we do not implement is reported, what we do is applied.
+// is refused for its cgroupDriver: systemd, with advice; with cgroupfs it loads, what we do not
+// implement is reported, what we do is applied.
 func TestCourseKubeletConfigLoads(t *testing.T) {
-	o, err := parse(t, "--config", "testdata/course-kubelet-conf.yml")
+	_, err := parse(t, "--config", "testdata/course-kubelet-conf.yml")
+	if err == nil || !strings.Contains(err.Error(), `cgroupDriver (--cgroup-driver) "systemd" is not supported`) || !strings.Contains(err.Error(), "set cgroupDriver: cgroupfs") {
+		t.Fatalf("the course config with cgroupDriver: systemd: error %v, want it refused with advice", err)
+	}
+	data, err := os.ReadFile("testdata/course-kubelet-conf.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cgroupfs := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cgroupfs, []byte(strings.Replace(string(data), "cgroupDriver: systemd", "cgroupDriver: cgroupfs", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := parse(t, "--config", cgroupfs)
 	if err != nil {
 		t.Fatalf("the course config does not load: %v", err)
 	}
@@ -41,13 +54,19 @@ func TestCourseKubeletConfigLoads(t *testing.T) {
 		t.Errorf("implemented fields not applied: %+v", o.Config)
 	}
 	ignored := strings.Join(o.IgnoredConfigFields, ",")
-	for _, f := range []string{"evictionHard", "cgroupDriver", "readOnlyPort"} {
+	for _, f := range []string{"cgroupsPerQOS", "cpuCFSQuota", "readOnlyPort"} {
 		if !strings.Contains(ignored, f) {
 			t.Errorf("%s not reported as ignored: %s", f, ignored)
 		}
 	}
-	if strings.Contains(ignored, "maxPods") {
-		t.Errorf("maxPods is implemented but reported as ignored")
+	for _, f := range []string{"maxPods", "evictionHard", "cgroupDriver"} {
+		if strings.Contains(ignored, f) {
+			t.Errorf("%s is implemented but reported as ignored", f)
+		}
+	}
+	// The file's four thresholds, not merged with the defaults (imagefs.inodesFree).
+	if len(o.NodeReserved.HardEvictionThresholds) != 4 {
+		t.Errorf("evictionHard thresholds %+v, want the file's 4", o.NodeReserved.HardEvictionThresholds)
 	}
 }
 

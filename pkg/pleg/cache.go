@@ -20,6 +20,11 @@ import (
 // during a relist and only then moves the global timestamp to the start of that relist, so a pod
 // that did not change is known to be unchanged up to that moment.
 //
+// Two writers (the relist and, with EventedPLEG, the container events stream) may race, so
+// timestamps only move forward: Set keeps an entry newer than the one it is given, and UpdateTime
+// never moves the global timestamp back (upstream: Set's EventedPLEG rule, KEP-3386 "Timestamp
+// of the pod status"; its UpdateTime has no such rule, as its writers never race).
+//
 // All methods are safe for concurrent use. Callers must not modify a returned PodStatus.
 type Cache struct {
 	mu sync.Mutex
@@ -86,20 +91,30 @@ func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, minTime time.Ti
 
 // Set records what the runtime said about the pod (its status, or the error that prevented
 // reading it) at timestamp, and wakes the pod's waiting GetNewerThan callers for which that is
-// new enough. timestamp must be taken before the runtime was asked.
-func (c *Cache) Set(uid types.UID, status *kubecontainer.PodStatus, err error, timestamp time.Time) {
+// new enough. timestamp must be taken before the runtime was asked. It returns false, and keeps
+// the entry, when the cached entry is newer than timestamp: another writer read the runtime
+// later.
+func (c *Cache) Set(uid types.UID, status *kubecontainer.PodStatus, err error, timestamp time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if e, ok := c.pods[uid]; ok && e.modified.After(timestamp) {
+		return false
+	}
 	c.pods[uid] = &cacheEntry{status: status, err: err, modified: timestamp}
 	c.notifyLocked(uid)
+	return true
 }
 
-// UpdateTime moves the global timestamp: the runtime was fully listed at timestamp, so every pod
-// without a newer entry is known to be unchanged up to then. It wakes all waiting callers for
-// which that is new enough.
+// UpdateTime moves the global timestamp: the runtime was fully listed at timestamp (or, with
+// EventedPLEG, its events stream was healthy up to then), so every pod without a newer entry is
+// known to be unchanged up to then. A timestamp older than the global one is ignored. It wakes
+// all waiting callers for which that is new enough.
 func (c *Cache) UpdateTime(timestamp time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if timestamp.Before(c.timestamp) {
+		return
+	}
 	c.timestamp = timestamp
 	for uid := range c.subscribers {
 		c.notifyLocked(uid)

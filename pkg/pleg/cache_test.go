@@ -251,3 +251,31 @@ func TestCacheGetNewerThanContextDone(t *testing.T) {
 		}
 	})
 }
+
+// With two writers (relist and the container events stream), time only moves forward: Set keeps
+// a newer entry and says so (upstream cache.Set with EventedPLEG), and UpdateTime ignores an older
+// global timestamp, so a relist that started before the stream's last tick cannot take it back.
+func TestCacheTimestampsOnlyMoveForward(t *testing.T) {
+	c := NewCache(nil)
+	newer := &kubecontainer.PodStatus{ID: "uid-1", Name: "newer"}
+	if !c.Set("uid-1", newer, nil, at(10)) {
+		t.Fatal("Set of a new pod refused")
+	}
+	if c.Set("uid-1", &kubecontainer.PodStatus{ID: "uid-1", Name: "older"}, nil, at(9)) {
+		t.Error("Set older than the cached entry accepted")
+	}
+	if st, _ := c.Get("uid-1"); st != newer {
+		t.Errorf("cached %+v, want the newer status", st)
+	}
+	same := &kubecontainer.PodStatus{ID: "uid-1", Name: "same"}
+	if !c.Set("uid-1", same, nil, at(10)) {
+		t.Error("Set at the cached entry's own time refused (a relist of the same instant)")
+	}
+
+	c.UpdateTime(at(20))
+	c.UpdateTime(at(15))
+	sub := c.subscribe("uid-2", at(16))
+	if _, ok := answered(sub); !ok {
+		t.Error("the global timestamp went back from 20s to 15s")
+	}
+}

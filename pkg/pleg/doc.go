@@ -4,15 +4,17 @@
 //
 // Upstream counterparts (k8s.io/kubernetes v1.36):
 //
-//   - pkg/kubelet/pleg/generic.go: GenericPLEG, Relist, Healthy (generic.go), and
+//   - pkg/kubelet/pleg/generic.go: GenericPLEG, Relist, Healthy, Update (generic.go), and
 //     generateEvents (events.go: computeEvents, from the states of two relists);
+//   - pkg/kubelet/pleg/evented.go: EventedPLEG (evented.go), the feature gate EventedPLEG
+//     (KEP-3386, alpha, off by default), with kubelet.go's relist durations for it;
 //   - pkg/kubelet/pleg/pleg.go: PodLifecycleEvent and its types (pleg.go);
 //   - pkg/kubelet/container/cache.go: the pod cache with its blocking GetNewerThan (cache.go).
 //
 // # The relist loop
 //
-// Run calls Relist at once, then every RelistPeriod (1 s) on the injected clock's ticker, and
-// also whenever RelistSoon asks: a pod worker whose sync started or stopped something calls it,
+// Run calls Relist at once, then every RelistPeriod (1 s) on the injected clock's ticker (Update
+// changes the period, and relists at once), and also whenever RelistSoon asks: a pod worker whose sync started or stopped something calls it,
 // so the change reaches the pod's status in milliseconds, not at the next tick. Requests made
 // while one is pending coalesce into one relist. One Relist is:
 //
@@ -43,6 +45,29 @@
 //	running/unknown  non-existent     ContainerDied, ContainerRemoved
 //	same             same             none
 //
+// # The evented PLEG (feature gate EventedPLEG)
+//
+// EventedPLEG wraps a GenericPLEG: same cache, same channel. Its Run runs the relist loop and a
+// stream loop beside it; one turn of the stream loop is watchOnce:
+//
+//	GetContainerEvents (CRI, server streaming) ──error──▶ fallBack
+//	     │ open; the relist still runs every 1 s ("starting")
+//	     ├── open for one fallback period (1 s) ──▶ useStream: Update(5 min, threshold 10 min),
+//	     │        which relists once at once (covers what changed before the stream opened);
+//	     │        RelistSoon becomes a no-op; every 5 s cache.UpdateTime(now)
+//	     ├── each event ──▶ processEvent:
+//	     │        timestamp := now; GetPodStatus(pod of the event's sandbox metadata)
+//	     │        nothing left of the pod ──▶ cache.Delete
+//	     │        else cache.Set(uid, status, timestamp) ── a newer entry is kept ──▶ send nothing
+//	     │        eventsOf (pure): STARTED→ContainerStarted, STOPPED→ContainerDied,
+//	     │                         DELETED→ContainerDied+ContainerRemoved, CREATED→none
+//	     └── Recv error (broken, Unimplemented on containerd 1.6) ──▶ fallBack:
+//	              Update(1 s, 3 min), said once in the log and the journal ("stream down");
+//	              wait 1 s, 2 s, 4 s … 2 min (reset after a trusted stream), open it again
+//
+// Healthy is the generic PLEG's, with the threshold of the mode, and false when the event
+// channel is full.
+//
 // # Invariants
 //
 //   - Every cache entry is stamped with the start of the relist that read it, and the cache's
@@ -51,13 +76,24 @@
 //   - Healthy is false when the last successful relist started more than RelistThreshold (3 min)
 //     ago, or, before any success, when New ran more than RelistThreshold ago.
 //   - A container created, exited and removed within one RelistPeriod is missed entirely, as
-//     upstream; the kubelet's periodic sync is the safety net.
+//     upstream; the kubelet's periodic sync is the safety net. With a trusted event stream it is
+//     seen as it happens.
+//   - Cache timestamps only move forward, whichever of the relist and the stream writes: an
+//     entry is never replaced by one read earlier, and the global timestamp never goes back.
 //
 // # Simplified
 //
-// No evented PLEG (CRI GetContainerEvents) yet: RelistSoon gives the same quick reaction to the
-// kubelet's own changes, with the relist still the only source of truth. No reinspection queue
-// and no relist of one pod (a pod whose status could not be read simply keeps its old record, so
-// its events come again on the next relist); no PodSync event; no preserving of the pod IP
-// across a teardown; no metrics beyond the Config.OnRelist hook.
+// The generic PLEG: RelistSoon gives the quick reaction to the kubelet's own changes that
+// upstream gets from the evented PLEG. No reinspection queue and no relist of one pod (a pod whose
+// status could not be read simply keeps its old record, so its events come again on the next
+// relist); no PodSync event; no preserving of the pod IP across a teardown; no metrics beyond the
+// Config.OnRelist hook.
+//
+// The evented PLEG: an event's pod status is read again with GetPodStatus (stamped with the time
+// before that read) instead of converted from the statuses the event carries (upstream
+// GeneratePodStatus, stamped with the event's createdAt): the conversion is kuberuntime's, and
+// one read more per event buys one code path for both. Upstream trusts the stream from the start
+// and, after 5 failed attempts, relists every second for good; ours trusts a stream once it has
+// stayed open for a second, and keeps retrying with back-off. No evented PLEG metrics
+// (evented_pleg_connection_*), no running pod/container gauges from events.
 package pleg

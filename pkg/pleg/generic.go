@@ -1,7 +1,7 @@
 package pleg
 
 // The relist loop and PLEG's health (upstream: generic.go GenericPLEG, Relist, updateCache,
-// Healthy).
+// Healthy, Update).
 
 import (
 	"context"
@@ -37,10 +37,10 @@ type Config struct {
 	Cache *Cache
 	// Clock drives the relist ticker and the health check. Default: the real clock.
 	Clock clock.WithTicker
-	// RelistPeriod is the time between two relists (upstream default 1 s).
+	// RelistPeriod is the time between two relists (upstream default 1 s). Update changes it.
 	RelistPeriod time.Duration
 	// RelistThreshold is how long PLEG may go without a successful relist before Healthy reports
-	// false (upstream default 3 min). It must be longer than RelistPeriod.
+	// false (upstream default 3 min). It must be longer than RelistPeriod. Update changes it.
 	RelistThreshold time.Duration
 	// ChannelCapacity is the size of the event channel (upstream default 1000). When it is full,
 	// events are dropped.
@@ -49,8 +49,24 @@ type Config struct {
 	// (for the pleg_relist_duration_seconds metric).
 	OnRelist func(d time.Duration)
 	// Journal, if set, records every event PLEG sends (ContainerStarted, ContainerDied,
-	// ContainerRemoved), with the pod and the container or sandbox ID.
+	// ContainerRemoved), with the pod, the container or sandbox ID, and how it was seen ("via":
+	// relist, or event for the evented PLEG's).
 	Journal journal.Recorder
+}
+
+// RelistDuration is how often the generic PLEG relists and how long it may go without a
+// successful relist before it is unhealthy (upstream pleg.RelistDuration).
+type RelistDuration struct {
+	RelistPeriod    time.Duration
+	RelistThreshold time.Duration
+}
+
+// validate refuses durations that cannot work.
+func (d RelistDuration) validate() error {
+	if d.RelistPeriod <= 0 || d.RelistThreshold <= d.RelistPeriod {
+		return fmt.Errorf("pleg: relist threshold %s must be longer than the relist period %s, and both positive: a relist takes time, and a threshold too close to the period makes the node flap between healthy and unhealthy", d.RelistThreshold, d.RelistPeriod)
+	}
+	return nil
 }
 
 // GenericPLEG polls the runtime and turns the differences between two polls into
@@ -60,6 +76,8 @@ type GenericPLEG struct {
 	events chan *PodLifecycleEvent
 	// soon holds one pending RelistSoon request: more requests while it is full coalesce.
 	soon chan struct{}
+	// updated holds one pending Update: Run relists at once and ticks at the new period.
+	updated chan struct{}
 	// started is when New ran: before the first successful relist, health is measured from here.
 	started time.Time
 
@@ -70,10 +88,12 @@ type GenericPLEG struct {
 	// record, so the same events are computed again on the next relist.
 	records map[types.UID]*kubecontainer.RunningPod
 
-	// mu guards lastRelist, which Healthy reads from other goroutines.
+	// mu guards lastRelist and duration, which Healthy and Update use from other goroutines.
 	mu sync.Mutex
 	// lastRelist is when the last successful relist started; zero before the first.
 	lastRelist time.Time
+	// duration is the current relist period and threshold: the Config's until Update.
+	duration RelistDuration
 }
 
 // New validates cfg and fills its defaults.
@@ -93,18 +113,21 @@ func New(cfg Config) (*GenericPLEG, error) {
 	if cfg.ChannelCapacity == 0 {
 		cfg.ChannelCapacity = 1000
 	}
-	if cfg.RelistPeriod < 0 || cfg.RelistThreshold <= cfg.RelistPeriod {
-		return nil, fmt.Errorf("pleg: relist threshold %s must be longer than the relist period %s, and both positive: a relist takes time, and a threshold too close to the period makes the node flap between healthy and unhealthy", cfg.RelistThreshold, cfg.RelistPeriod)
+	duration := RelistDuration{RelistPeriod: cfg.RelistPeriod, RelistThreshold: cfg.RelistThreshold}
+	if err := duration.validate(); err != nil {
+		return nil, err
 	}
 	if cfg.ChannelCapacity < 0 {
 		return nil, fmt.Errorf("pleg: channel capacity %d must not be negative", cfg.ChannelCapacity)
 	}
 	return &GenericPLEG{
-		cfg:     cfg,
-		events:  make(chan *PodLifecycleEvent, cfg.ChannelCapacity),
-		soon:    make(chan struct{}, 1),
-		started: cfg.Clock.Now(),
-		records: map[types.UID]*kubecontainer.RunningPod{},
+		cfg:      cfg,
+		events:   make(chan *PodLifecycleEvent, cfg.ChannelCapacity),
+		soon:     make(chan struct{}, 1),
+		updated:  make(chan struct{}, 1),
+		started:  cfg.Clock.Now(),
+		records:  map[types.UID]*kubecontainer.RunningPod{},
+		duration: duration,
 	}, nil
 }
 
@@ -114,11 +137,12 @@ func (g *GenericPLEG) Watch() <-chan *PodLifecycleEvent {
 }
 
 // Run relists at once and then every RelistPeriod, and whenever RelistSoon asks, until ctx is
-// done. It blocks.
+// done. After an Update it relists at once and then ticks at the new period. It blocks.
 func (g *GenericPLEG) Run(ctx context.Context) {
-	klog.FromContext(ctx).Info("Starting PLEG", "relistPeriod", g.cfg.RelistPeriod, "relistThreshold", g.cfg.RelistThreshold)
-	ticker := g.cfg.Clock.NewTicker(g.cfg.RelistPeriod)
-	defer ticker.Stop()
+	d := g.relistDuration()
+	klog.FromContext(ctx).Info("Starting PLEG", "relistPeriod", d.RelistPeriod, "relistThreshold", d.RelistThreshold)
+	ticker := g.cfg.Clock.NewTicker(d.RelistPeriod)
+	defer func() { ticker.Stop() }() // the ticker of the moment, not the first one
 	for {
 		g.Relist(ctx)
 		select {
@@ -126,16 +150,40 @@ func (g *GenericPLEG) Run(ctx context.Context) {
 			return
 		case <-ticker.C():
 		case <-g.soon:
+		case <-g.updated:
+			ticker.Stop()
+			ticker = g.cfg.Clock.NewTicker(g.relistDuration().RelistPeriod)
 		}
 	}
+}
+
+// Update changes the relist period and health threshold while Run runs (upstream Update, which
+// must be wrapped in Stop and Start): Run relists at once, then every d.RelistPeriod. The evented
+// PLEG calls it when its stream comes up (a long period: the relist is only a safety net) and
+// when the stream breaks (back to every second). d must be valid, as New checks its Config.
+func (g *GenericPLEG) Update(d RelistDuration) {
+	g.mu.Lock()
+	g.duration = d
+	g.mu.Unlock()
+	select {
+	case g.updated <- struct{}{}:
+	default: // one is pending already: Run reads the newest duration
+	}
+}
+
+// relistDuration returns the current relist period and threshold.
+func (g *GenericPLEG) relistDuration() RelistDuration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.duration
 }
 
 // RelistSoon asks Run for a relist now instead of at the next tick. A pod worker that has just
 // started or stopped containers calls it, so that their new state reaches the pod's status in
 // milliseconds rather than up to RelistPeriod later. Requests made while one is pending coalesce
 // into one relist, so 100 pods starting at once cost a few relists, not 100. (Upstream gets the
-// same effect from the evented PLEG, which listens to the runtime's container events; here the
-// relist stays the only source of truth, it just runs sooner.)
+// same effect from the evented PLEG, which listens to the runtime's container events; our
+// EventedPLEG does too, and passes RelistSoon on only while its stream is not trusted.)
 func (g *GenericPLEG) RelistSoon() {
 	select {
 	case g.soon <- struct{}{}:
@@ -149,9 +197,9 @@ func (g *GenericPLEG) RelistSoon() {
 // that never answers).
 func (g *GenericPLEG) Healthy() (bool, error) {
 	g.mu.Lock()
-	last := g.lastRelist
+	last, threshold := g.lastRelist, g.duration.RelistThreshold
 	g.mu.Unlock()
-	if err := checkHealth(g.cfg.Clock.Now(), g.started, last, g.cfg.RelistThreshold); err != nil {
+	if err := checkHealth(g.cfg.Clock.Now(), g.started, last, threshold); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -251,15 +299,15 @@ func (g *GenericPLEG) reconcilePod(ctx context.Context, uid types.UID, old, curr
 		if e.Type == ContainerChanged {
 			continue // not reliable, and nobody acts on it (as upstream)
 		}
-		g.cfg.Journal.Record(string(e.Type), journal.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(uid)},
-			map[string]string{"id": fmt.Sprint(e.Data)})
-		g.send(logger, e)
+		g.emit(logger, e, journal.PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(uid)}, "relist")
 	}
 }
 
-// send delivers an event without blocking: when the channel is full the kubelet is far behind,
-// and the event is dropped (the periodic sync is the safety net), as upstream.
-func (g *GenericPLEG) send(logger klog.Logger, e *PodLifecycleEvent) {
+// emit records an event in the journal, with how PLEG saw it (via: relist or event), and sends
+// it without blocking: when the channel is full the kubelet is far behind, and the event is
+// dropped (the periodic sync is the safety net), as upstream.
+func (g *GenericPLEG) emit(logger klog.Logger, e *PodLifecycleEvent, pod journal.PodRef, via string) {
+	g.cfg.Journal.Record(string(e.Type), pod, map[string]string{"id": fmt.Sprint(e.Data), "via": via})
 	select {
 	case g.events <- e:
 	default:

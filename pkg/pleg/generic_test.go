@@ -460,6 +460,42 @@ func TestRun(t *testing.T) {
 	<-done
 }
 
+// Update (the evented PLEG switching between its safety net and its fallback) relists at once,
+// then ticks at the new period, and Healthy uses the new threshold.
+func TestUpdate(t *testing.T) {
+	ctx, cancel := context.WithCancel(testContext(t))
+	g, rt, clk := newTestPLEG(t, Config{})
+	rt.listLatency = 0
+	rt.set(runningPod("p1", sandbox("s1", runtimeapi.PodSandboxState_SANDBOX_READY))) // before the first relist
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	if e := next(ctx, t, g.Watch()); e.Type != ContainerStarted {
+		t.Fatalf("first relist: %+v", e)
+	}
+
+	rt.set(runningPod("p1", sandbox("s1", runtimeapi.PodSandboxState_SANDBOX_NOTREADY)))
+	g.Update(RelistDuration{RelistPeriod: 5 * time.Minute, RelistThreshold: 10 * time.Minute})
+	if e := next(ctx, t, g.Watch()); e.Type != ContainerDied {
+		t.Fatalf("relist on Update: %+v", e) // no clock step: it relisted at once
+	}
+	rt.set()
+	clk.Step(4 * time.Minute) // the old ticker is gone: nothing before the new period
+	if got := drain(g.Watch()); len(got) != 0 {
+		t.Errorf("a relist before the new period: %v", got)
+	}
+	if ok, err := g.Healthy(); !ok {
+		t.Errorf("Healthy 4 min after a relist with a 10 min threshold: %v", err)
+	}
+	clk.Step(time.Minute)
+	if e := next(ctx, t, g.Watch()); e.Type != ContainerRemoved {
+		t.Errorf("relist at the new period: %+v", e)
+	}
+}
+
 // New fills upstream's defaults and refuses settings that cannot work.
 func TestNewValidates(t *testing.T) {
 	rt := &fakeRuntime{}
@@ -513,6 +549,9 @@ func TestRelistRecordsEventsInTheJournal(t *testing.T) {
 			t.Errorf("event %+v: want source pleg, pod default/pod-a, UID a", e)
 		}
 		got = append(got, e.Kind+"/"+e.Fields["id"])
+		if e.Fields["via"] != "relist" {
+			t.Errorf("event %+v: want via=relist", e)
+		}
 	}
 	want := []string{
 		"ContainerStarted/c1", "ContainerStarted/s1",

@@ -22,8 +22,9 @@ import (
 
 // newCRIRuntime serves the fake CRI runtime on a real unix socket and builds a kuberuntime.Manager
 // on it through the real CRI client, the same path as with containerd. It returns the manager,
-// the shared fake clock, a context, and the admin client for fault injection.
-func newCRIRuntime(t *testing.T) (*kuberuntime.Manager, *testingclock.FakeClock, context.Context, *fake.AdminClient) {
+// the shared fake clock, a context, the admin client for fault injection, and the CRI client's
+// RuntimeService (for the container events stream).
+func newCRIRuntime(t *testing.T) (*kuberuntime.Manager, *testingclock.FakeClock, context.Context, *fake.AdminClient, runtimeapi.RuntimeServiceClient) {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
@@ -64,7 +65,7 @@ func newCRIRuntime(t *testing.T) (*kuberuntime.Manager, *testingclock.FakeClock,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, clk, ctx, fake.NewAdminClient(socket + ".admin")
+	return m, clk, ctx, fake.NewAdminClient(socket + ".admin"), client.Runtime
 }
 
 // eventsOfType returns the container IDs of the waiting events of one type.
@@ -85,7 +86,7 @@ func eventsOfType(ch <-chan *PodLifecycleEvent, uid string, typ PodLifeCycleEven
 // End to end over CRI: PLEG sees a container kuberuntime started (ContainerStarted, cache shows
 // it running), and sees it die when the runtime kills it (ContainerDied, cache has exit code 7).
 func TestRelistAgainstTheFakeCRIRuntime(t *testing.T) {
-	m, clk, ctx, admin := newCRIRuntime(t)
+	m, clk, ctx, admin, _ := newCRIRuntime(t)
 	cache := NewCache(clk)
 	g, err := New(Config{Runtime: m, Cache: cache, Clock: clk})
 	if err != nil {

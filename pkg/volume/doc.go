@@ -14,9 +14,10 @@
 //   - pkg/volume/downwardapi/downwardapi.go: CollectData, and pkg/fieldpath/fieldpath.go
 //     (DownwardAPIPayload, fieldpath.go);
 //   - pkg/kubelet/kubelet_pods.go: makeEnvironmentVariables, podFieldSelectorRuntimeValue and
-//     makeMounts (env.go: MakeEnvironment; volumes.go: Mounts);
-//   - third_party/forked/golang/expansion/expand.go, used by pkg/kubelet/container/helpers.go
-//     (env.go: expand).
+//     makeMounts (env.go: MakeEnvironment; volumes.go: Mounts), getServiceEnvVarMap with
+//     pkg/kubelet/envvars/envvars.go (env_services.go: ServiceEnv);
+//   - pkg/kubelet/kubelet_resources.go defaultPodLimitsForDownwardAPI and
+//     pkg/api/v1/resource/helpers.go ExtractContainerResourceValue (env_resources.go).
 //
 // # On disk
 //
@@ -60,8 +61,13 @@
 // # Environment
 //
 // MakeEnvironment resolves envFrom first, then env in order, expanding $(VAR) in values with
-// the variables defined before; see its comment. Its errors carry upstream's wording because
-// they become the container's waiting message (reason CreateContainerConfigError).
+// the variables defined before (pkg/container.Expand), then adds the service links the
+// container does not define; see its comment. A resourceFieldRef to a limit the container does
+// not set reads the pod-level limit, else the node's allocatable. ServiceEnv picks the Services
+// a pod sees (the API server's "kubernetes" always, its namespace's with enableServiceLinks) and
+// makes their variables; the kubelet hands it the Services its informer holds. Errors carry
+// upstream's wording because they become the container's waiting message (reason
+// CreateContainerConfigError).
 //
 // # Invariants
 //
@@ -74,8 +80,11 @@
 //
 // No mounts (no tmpfs for secrets, no SELinux relabel, no fsGroup/fsUser ownership), no subPath.
 // A token file always takes the volume's defaultMode (upstream: 0600 when the pod sets fsGroup,
-// then chowned). clusterTrustBundle, podCertificate, resourceFieldRef and fileKeyRef are errors. Volume types other than
-// secret, configMap, projected, downwardAPI and emptyDir are skipped. No service-link
-// environment variables (KUBERNETES_SERVICE_HOST …). Mode changes are detected (upstream
-// compares bytes only).
+// then chowned). clusterTrustBundle, podCertificate and fileKeyRef are errors; resourceFieldRef
+// works in env, not yet in volumes. hostPath (host_path.go) hands the node's path to the runtime
+// as upstream does — with the fake runtime too, whose containers then read and write that host
+// path: as on a real node, only trusted pods should get one (PodSecurity "baseline" forbids it).
+// Volume types other than secret, configMap, projected, downwardAPI, emptyDir and hostPath are
+// skipped. status.podIPs is not re-sorted by the node's IP family
+// (upstream sortPodIPs). Mode changes are detected (upstream compares bytes only).
 package volume

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 // EnvVar is one variable of a container's environment, ready for the CRI.
@@ -15,18 +17,43 @@ type EnvVar struct {
 	Value string
 }
 
+// EnvConfig is what MakeEnvironment reads besides the pod and the container.
+type EnvConfig struct {
+	// PodIPs are the pod's IPs, primary first: status.podIP is the first, status.podIPs all of
+	// them. A host-network pod's are the node's (the caller sees to it, as upstream SyncPod).
+	PodIPs []string
+	// HostIPs are the node's IPs, primary first: status.hostIP and status.hostIPs.
+	HostIPs []string
+	// NodeAllocatable stands in for a limit a container does not set (cpu, memory,
+	// ephemeral-storage) when a resourceFieldRef reads it.
+	NodeAllocatable corev1.ResourceList
+	// ServiceEnv are the service-link variables (ServiceEnv): added after the container's own
+	// variables, and $(NAME) in a value may refer to them. Nil: none.
+	ServiceEnv map[string]string
+	// GetSecret and GetConfigMap fetch the objects env and envFrom name. Required.
+	GetSecret    func(ns, name string) (*corev1.Secret, error)
+	GetConfigMap func(ns, name string) (*corev1.ConfigMap, error)
+}
+
 // MakeEnvironment computes a container's environment, as upstream makeEnvironmentVariables.
 // First envFrom, in order: every key of the ConfigMap's data or the Secret's data, with the
 // prefix prepended; keys that are not valid variable names (the relaxed rule of v1.36:
 // printable ASCII without '=') are skipped; a missing object is skipped when optional. Then
 // env, in order, each entry overriding an earlier variable of the same name:
 //
-//	value            $(NAME) replaced by the value of a variable defined before it
-//	                 (by envFrom or an earlier env entry); see expand
-//	secretKeyRef     one key of a Secret; missing object or key skipped when optional
-//	configMapKeyRef  one key of a ConfigMap's data; likewise
-//	fieldRef         metadata.name, .namespace, .uid, .labels, .annotations (and ['key']),
-//	                 status.podIP, status.hostIP, spec.nodeName, spec.serviceAccountName
+//	value             $(NAME) replaced by the value of a variable defined before it (by envFrom
+//	                  or an earlier env entry), else of a service-link variable; see
+//	                  container.Expand
+//	secretKeyRef      one key of a Secret; missing object or key skipped when optional
+//	configMapKeyRef   one key of a ConfigMap's data; likewise
+//	fieldRef          metadata.name, .namespace, .uid, .labels, .annotations (and ['key']),
+//	                  status.podIP, .podIPs, .hostIP, .hostIPs (comma-separated lists),
+//	                  spec.nodeName, spec.serviceAccountName
+//	resourceFieldRef  limits.* / requests.* of cpu, memory, ephemeral-storage, hugepages-*,
+//	                  divided by the divisor and rounded up; a missing limit is the node's
+//	                  allocatable (resourceFieldValue)
+//
+// Last, the service-link variables (cfg.ServiceEnv) whose names the container does not define.
 //
 // Each object found is fetched once per call, as upstream; (nil, nil) and a NotFound
 // error both mean the object does not exist. Errors read as upstream's, because the kubelet
@@ -35,13 +62,10 @@ type EnvVar struct {
 //	secret "db-pass" not found
 //	couldn't find key password in Secret default/db-pass
 //
-// The result lists variables in first-definition order (upstream's order is a map's).
-// Simplified: no service links (KUBERNETES_SERVICE_HOST & co.), no resourceFieldRef and no
-// fileKeyRef (both are errors), podIPs/hostIPs are the single IPs given.
-func MakeEnvironment(pod *corev1.Pod, c *corev1.Container, podIP, hostIP string,
-	getSecret func(ns, name string) (*corev1.Secret, error),
-	getConfigMap func(ns, name string) (*corev1.ConfigMap, error)) ([]EnvVar, error) {
-	objs := envObjects{namespace: pod.Namespace, getSecret: getSecret, getConfigMap: getConfigMap}
+// The result lists the container's variables in first-definition order, then the service-link
+// ones sorted by name (upstream's order is a map's). Simplified: no fileKeyRef (an error).
+func MakeEnvironment(pod *corev1.Pod, c *corev1.Container, cfg EnvConfig) ([]EnvVar, error) {
+	objs := envObjects{namespace: pod.Namespace, getSecret: cfg.GetSecret, getConfigMap: cfg.GetConfigMap}
 	var env envList
 
 	// (1) envFrom.
@@ -84,11 +108,17 @@ func MakeEnvironment(pod *corev1.Pod, c *corev1.Container, podIP, hostIP string,
 		value := ev.Value
 		switch {
 		case value != "":
-			value = expand(value, env.lookup)
+			value = kubecontainer.Expand(value, func(name string) (string, bool) {
+				if v, ok := env.lookup(name); ok {
+					return v, true
+				}
+				v, ok := cfg.ServiceEnv[name]
+				return v, ok
+			})
 		case ev.ValueFrom == nil:
 			// An empty value is still a variable.
 		case ev.ValueFrom.FieldRef != nil:
-			v, err := envFieldValue(pod, ev.ValueFrom.FieldRef.FieldPath, podIP, hostIP)
+			v, err := envFieldValue(pod, ev.ValueFrom.FieldRef.FieldPath, cfg.PodIPs, cfg.HostIPs)
 			if err != nil {
 				return nil, fmt.Errorf("env %s: %w", ev.Name, err)
 			}
@@ -128,24 +158,49 @@ func MakeEnvironment(pod *corev1.Pod, c *corev1.Container, podIP, hostIP string,
 			}
 			value = string(v)
 		case ev.ValueFrom.ResourceFieldRef != nil:
-			return nil, fmt.Errorf("env %s: resourceFieldRef is not supported by minikubelet", ev.Name)
+			v, err := resourceFieldValue(ev.ValueFrom.ResourceFieldRef, pod, c, cfg.NodeAllocatable)
+			if err != nil {
+				return nil, err
+			}
+			value = v
 		case ev.ValueFrom.FileKeyRef != nil:
 			return nil, fmt.Errorf("env %s: fileKeyRef is not supported by minikubelet", ev.Name)
 		}
 		env.set(ev.Name, value)
 	}
-	return env.vars(), nil
+
+	// (3) The service links the container does not define itself.
+	out := env.vars()
+	for _, name := range sortedKeys(cfg.ServiceEnv) {
+		if _, defined := env.lookup(name); !defined {
+			out = append(out, EnvVar{Name: name, Value: cfg.ServiceEnv[name]})
+		}
+	}
+	return out, nil
 }
 
-// envFieldValue adds the two status fields to podFieldValue.
-func envFieldValue(pod *corev1.Pod, fieldPath, podIP, hostIP string) (string, error) {
+// envFieldValue adds the status fields to podFieldValue (upstream podFieldSelectorRuntimeValue):
+// the primary IP, or all of them joined with ",".
+func envFieldValue(pod *corev1.Pod, fieldPath string, podIPs, hostIPs []string) (string, error) {
 	switch fieldPath {
-	case "status.podIP", "status.podIPs":
-		return podIP, nil
-	case "status.hostIP", "status.hostIPs":
-		return hostIP, nil
+	case "status.podIP":
+		return first(podIPs), nil
+	case "status.podIPs":
+		return strings.Join(podIPs, ","), nil
+	case "status.hostIP":
+		return first(hostIPs), nil
+	case "status.hostIPs":
+		return strings.Join(hostIPs, ","), nil
 	}
 	return podFieldValue(pod, fieldPath)
+}
+
+// first is ips[0], or "" when there is none.
+func first(ips []string) string {
+	if len(ips) == 0 {
+		return ""
+	}
+	return ips[0]
 }
 
 // envObjects fetches each Secret and ConfigMap once per MakeEnvironment call, as upstream's
@@ -222,44 +277,6 @@ func (e *envList) vars() []EnvVar {
 		out = append(out, EnvVar{Name: n, Value: e.values[n]})
 	}
 	return out
-}
-
-// expand replaces variable references in s, with the rules of upstream
-// third_party/forked/golang/expansion (used for env values, command and args):
-//
-//	$(NAME)  → the value of NAME if lookup knows it, else "$(NAME)" unchanged
-//	$$       → "$" (so "$$(NAME)" is the literal "$(NAME)")
-//	$( without a closing ")" , or "$" before anything else → unchanged
-func expand(s string, lookup func(name string) (string, bool)) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-		case '(':
-			end := strings.IndexByte(s[i+2:], ')')
-			if end < 0 {
-				b.WriteString("$(")
-				i++
-				continue
-			}
-			name := s[i+2 : i+2+end]
-			if v, ok := lookup(name); ok {
-				b.WriteString(v)
-			} else {
-				b.WriteString("$(" + name + ")")
-			}
-			i += 2 + end
-		default:
-			b.WriteByte('$')
-		}
-	}
-	return b.String()
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

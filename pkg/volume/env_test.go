@@ -7,38 +7,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 )
-
-// Upstream expansion.Expand (third_party/forked/golang/expansion), as used for env values.
-func TestExpand(t *testing.T) {
-	vars := map[string]string{"A": "alpha", "B": "$(A)", "EMPTY": ""}
-	lookup := func(n string) (string, bool) { v, ok := vars[n]; return v, ok }
-	tests := []struct{ in, want string }{
-		{"plain", "plain"},
-		{"$(A)", "alpha"},
-		{"x-$(A)-y", "x-alpha-y"},
-		{"$(A)$(A)", "alphaalpha"},
-		{"$(MISSING)", "$(MISSING)"},
-		{"$(EMPTY)x", "x"},
-		{"$(B)", "$(A)"}, // one pass: values are not expanded again
-		{"$$(A)", "$(A)"},
-		{"$$", "$"},
-		{"$$$(A)", "$alpha"},
-		{"$(A", "$(A"},
-		{"$A", "$A"},
-		{"a$", "a$"},
-		{"$()", "$()"},
-		{"100$ and $(A)", "100$ and alpha"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			if got := expand(tc.in, lookup); got != tc.want {
-				t.Errorf("expand(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-}
 
 type fakeObjects struct {
 	secrets    map[string]*corev1.Secret
@@ -84,6 +55,23 @@ func configMapKey(name, key string, optional bool) *corev1.EnvVarSource {
 		LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key, Optional: ptr.To(optional)}}
 }
 
+func resourceField(res, container string) *corev1.EnvVarSource {
+	return &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: res, ContainerName: container}}
+}
+
+// testEnvConfig: one pod IP, one host IP, a 4-core 8Gi node.
+func testEnvConfig(objs *fakeObjects) EnvConfig {
+	return EnvConfig{
+		PodIPs:  []string{"10.0.0.7"},
+		HostIPs: []string{"192.168.1.2"},
+		NodeAllocatable: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
+		},
+		GetSecret:    objs.getSecret,
+		GetConfigMap: objs.getConfigMap,
+	}
+}
+
 func fieldRef(path string) *corev1.EnvVarSource {
 	return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}}
 }
@@ -91,10 +79,12 @@ func fieldRef(path string) *corev1.EnvVarSource {
 // Upstream makeEnvironmentVariables.
 func TestMakeEnvironment(t *testing.T) {
 	tests := []struct {
-		name    string
-		c       corev1.Container
-		want    []EnvVar
-		wantErr string
+		name            string
+		c               corev1.Container
+		podIPs, hostIPs []string
+		serviceEnv      map[string]string
+		want            []EnvVar
+		wantErr         string
 	}{
 		{
 			name: "env in declaration order, $(VAR) refers to earlier variables only",
@@ -200,15 +190,54 @@ func TestMakeEnvironment(t *testing.T) {
 			wantErr: `couldn't get secret shop/broken: connection refused`,
 		},
 		{
-			name:    "resourceFieldRef is refused, not silently empty",
-			c:       corev1.Container{Env: []corev1.EnvVar{{Name: "CPU", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}}}}},
-			wantErr: `env CPU: resourceFieldRef is not supported by minikubelet`,
+			name: "status.podIPs and status.hostIPs are every IP, comma-separated; podIP and hostIP the first",
+			c: corev1.Container{Env: []corev1.EnvVar{
+				{Name: "POD_IPS", ValueFrom: fieldRef("status.podIPs")},
+				{Name: "HOST_IPS", ValueFrom: fieldRef("status.hostIPs")},
+			}},
+			podIPs:  []string{"10.0.0.7", "fd00::7"},
+			hostIPs: []string{"192.168.1.2", "fd00::2"},
+			want:    []EnvVar{{"POD_IPS", "10.0.0.7,fd00::7"}, {"HOST_IPS", "192.168.1.2,fd00::2"}},
+		},
+		{
+			name: "resourceFieldRef: the container's limit, else the node's allocatable",
+			c: corev1.Container{
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}},
+				Env: []corev1.EnvVar{
+					{Name: "MEMORY_LIMIT", ValueFrom: resourceField("limits.memory", "")},
+					{Name: "CPU_LIMIT", ValueFrom: resourceField("limits.cpu", "")},
+					{Name: "CPU_REQUEST", ValueFrom: resourceField("requests.cpu", "")},
+				},
+			},
+			want: []EnvVar{{"MEMORY_LIMIT", "67108864"}, {"CPU_LIMIT", "4"}, {"CPU_REQUEST", "0"}},
+		},
+		{
+			name:    "resourceFieldRef to a resource the kubelet does not know",
+			c:       corev1.Container{Env: []corev1.EnvVar{{Name: "GPU", ValueFrom: resourceField("limits.nvidia.com/gpu", "")}}},
+			wantErr: `unsupported container resource : limits.nvidia.com/gpu`,
+		},
+		{
+			name: "service links come last, sorted, and never replace the container's own variables",
+			c: corev1.Container{Env: []corev1.EnvVar{
+				{Name: "DB_SERVICE_PORT", Value: "mine"},
+				{Name: "DB_URL", Value: "http://$(DB_SERVICE_HOST):$(DB_SERVICE_PORT)"},
+			}},
+			serviceEnv: map[string]string{"DB_SERVICE_PORT": "5432", "DB_SERVICE_HOST": "10.96.0.9", "A_SERVICE_HOST": "10.96.0.1"},
+			want: []EnvVar{
+				{"DB_SERVICE_PORT", "mine"}, {"DB_URL", "http://10.96.0.9:mine"},
+				{"A_SERVICE_HOST", "10.96.0.1"}, {"DB_SERVICE_HOST", "10.96.0.9"},
+			},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := newFakeObjects()
-			got, err := MakeEnvironment(testPod(), &tc.c, "10.0.0.7", "192.168.1.2", objs.getSecret, objs.getConfigMap)
+			cfg := testEnvConfig(objs)
+			if tc.podIPs != nil {
+				cfg.PodIPs, cfg.HostIPs = tc.podIPs, tc.hostIPs
+			}
+			cfg.ServiceEnv = tc.serviceEnv
+			got, err := MakeEnvironment(testPod(), &tc.c, cfg)
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("error = %v, want %q", err, tc.wantErr)
@@ -238,7 +267,7 @@ func TestMakeEnvironmentFetchesEachObjectOnce(t *testing.T) {
 			{Name: "D", ValueFrom: configMapKey("app", "LOG_LEVEL", false)},
 		},
 	}
-	if _, err := MakeEnvironment(testPod(), c, "", "", objs.getSecret, objs.getConfigMap); err != nil {
+	if _, err := MakeEnvironment(testPod(), c, testEnvConfig(objs)); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"secret shop/db-pass", "configmap shop/app"}; !slices.Equal(objs.calls, want) {

@@ -77,7 +77,7 @@ func New(cfg Config) (*Projector, error) {
 //
 //	MountVolume.SetUp failed for volume "creds" : secret "db-pass" not found
 //
-// Volume types other than secret, configMap, projected, downwardAPI and emptyDir are skipped
+// Volume types other than secret, configMap, projected, downwardAPI, emptyDir and hostPath are skipped
 // (logged at V(2)) and have no entry in the map.
 func (p *Projector) SetUpPod(ctx context.Context, pod *corev1.Pod) (map[string]string, error) {
 	logger := klog.FromContext(ctx)
@@ -152,6 +152,8 @@ func (p *Projector) setUpVolume(ctx context.Context, pod *corev1.Pod, vol *corev
 	case vol.DownwardAPI != nil:
 		plugin = DownwardAPIPluginDir
 		payload, err = DownwardAPIPayload(vol.DownwardAPI, pod)
+	case vol.HostPath != nil:
+		return setUpHostPath(vol.HostPath) // host_path.go: the node's own path, nothing written
 	default:
 		return "", nil
 	}

@@ -46,7 +46,8 @@
 // 127.88.0.0/16, see "Pod IPs"), unique among live sandboxes, unless it uses the host network
 // (NamespaceOption.Network == NODE).
 // Every state change is published on GetContainerEvents (for sandboxes the ContainerId is the
-// sandbox ID, as containerd does).
+// sandbox ID, as containerd does), with what the kubelet's evented PLEG reads: the sandbox's
+// status (its metadata names the pod) and the statuses of its containers, a deleted one's last.
 //
 // # Container programs
 //
@@ -226,6 +227,8 @@
 //	latency METHOD DURATION ("0s" ends)  POST /latency            {"method": "ListContainers", "duration": "2s"}
 //	runtime-not-ready [--reason …]       POST /runtime-not-ready  {"reason": "Broken", "message": "for the lab"}
 //	runtime-ready                        POST /runtime-ready      {}
+//	events-off                           POST /events-off         {}  (GetContainerEvents: Unimplemented, as containerd 1.6)
+//	events-on                            POST /events-on          {}
 //	state                                GET  /state              sandboxes, containers and images
 //
 // Success is 200 with {}; errors are {"error": "…"} with 400 (bad request), 404 (unknown ID) or

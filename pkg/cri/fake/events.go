@@ -52,9 +52,10 @@ func (r *Runtime) publishLocked(id string, s *sandbox, kind runtimeapi.Container
 // or the runtime stops.
 func (r *Runtime) GetContainerEvents(_ *runtimeapi.GetEventsRequest, stream grpc.ServerStreamingServer[runtimeapi.ContainerEventResponse]) error {
 	r.mu.Lock()
-	if r.stopped {
+	if r.stopped || r.faults.eventsOff {
+		err := r.eventsEndedLocked()
 		r.mu.Unlock()
-		return status.Error(codes.Unavailable, "the runtime is shutting down")
+		return err
 	}
 	events := make(chan *runtimeapi.ContainerEventResponse, eventBufferSize)
 	r.events[events] = struct{}{}
@@ -70,11 +71,26 @@ func (r *Runtime) GetContainerEvents(_ *runtimeapi.GetEventsRequest, stream grpc
 			return nil
 		case ev, ok := <-events:
 			if !ok {
-				return status.Error(codes.Unavailable, "event stream closed: the runtime is stopping or the client fell behind")
+				r.mu.Lock()
+				defer r.mu.Unlock()
+				return r.eventsEndedLocked()
 			}
 			if err := stream.Send(ev); err != nil {
 				return err
 			}
 		}
+	}
+}
+
+// eventsEndedLocked is the error that ends (or refuses) a stream: Unimplemented under the
+// events-off fault, with the words grpc-go uses for a method the server does not have.
+func (r *Runtime) eventsEndedLocked() error {
+	switch {
+	case r.stopped:
+		return status.Error(codes.Unavailable, "the runtime is shutting down")
+	case r.faults.eventsOff:
+		return status.Error(codes.Unimplemented, "unknown method GetContainerEvents for service runtime.v1.RuntimeService (fault injected: events-off)")
+	default:
+		return status.Error(codes.Unavailable, "event stream closed: the client fell behind")
 	}
 }

@@ -171,6 +171,28 @@ func Faults() []Fault {
 			r.faults.runtimeDown = nil
 			return nil
 		},
+	}, {
+		Use:   "events-off",
+		Short: "End the GetContainerEvents streams and answer new ones Unimplemented, as containerd 1.6 does",
+		Path:  "/events-off",
+		Done:  func(FaultArgs) string { return "GetContainerEvents is Unimplemented; open streams ended" },
+		// The kubelet's evented PLEG falls back to relisting every second, and retries.
+		applyLocked: func(r *Runtime, _ FaultArgs) error {
+			r.faults.eventsOff = true
+			for ch := range r.events {
+				r.events.unsubscribe(ch) // its stream ends with eventsEndedLocked's error
+			}
+			return nil
+		},
+	}, {
+		Use:   "events-on",
+		Short: "Undo events-off",
+		Path:  "/events-on",
+		Done:  func(FaultArgs) string { return "GetContainerEvents streams events again" },
+		applyLocked: func(r *Runtime, _ FaultArgs) error {
+			r.faults.eventsOff = false
+			return nil
+		},
 	}}
 }
 
@@ -206,6 +228,7 @@ type faults struct {
 	pullFailures map[string]*pullFailure      // by normalized image reference
 	latency      map[string]time.Duration     // by short method name, e.g. "ListContainers"
 	runtimeDown  *runtimeapi.RuntimeCondition // non-nil: RuntimeReady is false
+	eventsOff    bool                         // GetContainerEvents answers Unimplemented
 }
 
 type pullFailure struct {
@@ -255,6 +278,9 @@ func (f *faults) describe() map[string]string {
 	}
 	for m, d := range f.latency {
 		out["latency/"+m] = d.String()
+	}
+	if f.eventsOff {
+		out["eventsOff"] = "GetContainerEvents is Unimplemented"
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -106,6 +107,36 @@ func TestFaultInjectionThroughAdminAPI(t *testing.T) {
 		if _, err := e.rs.ListContainers(e.ctx, &runtimeapi.ListContainersRequest{}); err != nil {
 			t.Errorf("ListContainers after removing the latency: %v", err)
 		}
+	})
+	t.Run("events off, as containerd 1.6", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(e.ctx)
+		defer cancel()
+		open, err := e.rs.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		poll(t, ctx, func() bool { return e.rt.subscriberCount() == 1 })
+		if err := admin.Inject(e.ctx, "events-off", FaultArgs{}); err != nil {
+			t.Fatal(err)
+		}
+		// The open stream ends, and a new one is refused, both with Unimplemented.
+		if _, err := open.Recv(); status.Code(err) != codes.Unimplemented {
+			t.Errorf("open stream after events-off: Recv = %v, want Unimplemented", err)
+		}
+		refused, err := e.rs.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := refused.Recv(); status.Code(err) != codes.Unimplemented {
+			t.Errorf("new stream under events-off: Recv = %v, want Unimplemented", err)
+		}
+		if err := admin.Inject(e.ctx, "events-on", FaultArgs{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.rs.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, ctx, func() bool { return e.rt.subscriberCount() == 1 }) // streaming again
 	})
 	t.Run("state", func(t *testing.T) {
 		st, err := admin.State(e.ctx)

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -590,6 +591,15 @@ func TestGetContainerEvents(t *testing.T) {
 		}
 		if ev.GetPodSandboxStatus().GetId() != sb {
 			t.Errorf("event %d has sandbox status %v, want %s", i, ev.GetPodSandboxStatus(), sb)
+		}
+		// What upstream's consumer (evented.go processCRIEvents) reads: the pod's UID, name and
+		// namespace from the sandbox's metadata, the time, and the container's status (a deleted
+		// container's last one).
+		if md := ev.GetPodSandboxStatus().GetMetadata(); md.GetUid() == "" || md.GetName() != "pod" || md.GetNamespace() == "" || ev.GetCreatedAt() == 0 {
+			t.Errorf("event %d: sandbox metadata %v, createdAt %d; want the pod's UID, name and namespace and a time", i, md, ev.GetCreatedAt())
+		}
+		if ev.GetContainerId() == id && !slices.ContainsFunc(ev.GetContainersStatuses(), func(s *runtimeapi.ContainerStatus) bool { return s.GetId() == id }) {
+			t.Errorf("event %d (%s) does not carry the container's status: %v", i, ev.GetContainerEventType(), ev.GetContainersStatuses())
 		}
 	}
 }

@@ -158,17 +158,17 @@ type node struct {
 	proc    *framework.Process
 }
 
-// startNode runs minikubelet as node name with --container-runtime-endpoint, and waits until the
-// node is Ready.
-func startNode(t *testing.T, name string, rt *daemon) *node {
+// startNode runs minikubelet as node name with --container-runtime-endpoint (and extra flags),
+// and waits until the node is Ready.
+func startNode(t *testing.T, name string, rt *daemon, extra ...string) *node {
 	t.Helper()
 	rootDir := t.TempDir()
 	n := &node{name: name, rootDir: rootDir}
-	n.proc = framework.StartProcess(t, minikubelet,
+	n.proc = framework.StartProcess(t, minikubelet, append([]string{
 		"--bootstrap-kubeconfig", cluster.BootstrapKubeconfig, "--root-dir", rootDir,
 		"--hostname-override", name, "--node-ip", "127.0.0.1",
 		"--address", "127.0.0.1", "--port", strconv.Itoa(framework.FreePort(t)),
-		"--container-runtime-endpoint", rt.endpoint, "-v", "2")
+		"--container-runtime-endpoint", rt.endpoint, "-v", "2"}, extra...)...)
 	t.Cleanup(func() {
 		_ = cluster.Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})

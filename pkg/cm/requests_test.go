@@ -1,0 +1,73 @@
+package cm
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func reqs(cpu, memory string) corev1.ResourceRequirements {
+	r := corev1.ResourceList{}
+	if cpu != "" {
+		r[corev1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if memory != "" {
+		r[corev1.ResourceMemory] = resource.MustParse(memory)
+	}
+	return corev1.ResourceRequirements{Requests: r}
+}
+
+func ctr(name, cpu, memory string) corev1.Container {
+	return corev1.Container{Name: name, Resources: reqs(cpu, memory)}
+}
+
+func sidecar(name, cpu, memory string) corev1.Container {
+	always := corev1.ContainerRestartPolicyAlways
+	c := ctr(name, cpu, memory)
+	c.RestartPolicy = &always
+	return c
+}
+
+// component-helpers PodRequests and KEP-753's formula: the pod needs the larger of (its regular
+// containers + all sidecars) and (each init container + the sidecars started before it), per
+// resource; pod-level requests replace the containers' for cpu and memory; overhead is added.
+func TestPodRequests(t *testing.T) {
+	tests := []struct {
+		name            string
+		spec            corev1.PodSpec
+		wantCPU, wantMi string
+	}{
+		{"no requests", corev1.PodSpec{Containers: []corev1.Container{ctr("a", "", "")}}, "0", "0"},
+		{"regular containers add up", corev1.PodSpec{Containers: []corev1.Container{ctr("a", "100m", "100Mi"), ctr("b", "200m", "50Mi")}}, "300m", "150Mi"},
+		{"a big init container wins", corev1.PodSpec{
+			InitContainers: []corev1.Container{ctr("init", "2", "10Mi")},
+			Containers:     []corev1.Container{ctr("a", "100m", "100Mi"), ctr("b", "200m", "50Mi")}}, "2", "150Mi"},
+		{"init containers: the largest, not the sum", corev1.PodSpec{
+			InitContainers: []corev1.Container{ctr("i1", "1", "1Gi"), ctr("i2", "500m", "2Gi")},
+			Containers:     []corev1.Container{ctr("a", "100m", "100Mi")}}, "1", "2Gi"},
+		{"sidecars run with the app", corev1.PodSpec{
+			InitContainers: []corev1.Container{sidecar("s", "300m", "300Mi")},
+			Containers:     []corev1.Container{ctr("a", "100m", "100Mi")}}, "400m", "400Mi"},
+		{"an init container after a sidecar runs beside it", corev1.PodSpec{
+			InitContainers: []corev1.Container{sidecar("s", "300m", "300Mi"), ctr("i", "1", "1Gi")},
+			Containers:     []corev1.Container{ctr("a", "100m", "100Mi")}}, "1300m", "1324Mi"},
+		{"an init container before a sidecar does not", corev1.PodSpec{
+			InitContainers: []corev1.Container{ctr("i", "1", "1Gi"), sidecar("s", "300m", "300Mi")},
+			Containers:     []corev1.Container{ctr("a", "100m", "100Mi")}}, "1", "1Gi"},
+		{"overhead is added", corev1.PodSpec{
+			Overhead:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("120Mi")},
+			Containers: []corev1.Container{ctr("a", "100m", "100Mi")}}, "350m", "220Mi"},
+		{"pod-level requests replace the containers'", corev1.PodSpec{
+			Resources:  &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
+			Containers: []corev1.Container{ctr("a", "100m", "100Mi")}}, "1", "100Mi"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := PodRequests(&corev1.Pod{Spec: tc.spec})
+			if got.Cpu().Cmp(resource.MustParse(tc.wantCPU)) != 0 || got.Memory().Cmp(resource.MustParse(tc.wantMi)) != 0 {
+				t.Errorf("PodRequests = cpu %s memory %s, want %s and %s", got.Cpu(), got.Memory(), tc.wantCPU, tc.wantMi)
+			}
+		})
+	}
+}

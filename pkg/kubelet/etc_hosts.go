@@ -1,0 +1,176 @@
+package kubelet
+
+// The kubelet-managed /etc/hosts of a pod's containers (upstream: pkg/kubelet/kubelet_pods.go
+// shouldMountHostsFile, makeHostsMount, ensureHostsFile, managedHostsFileContent,
+// nodeHostsFileContent, hostsEntriesFromHostAliases, GeneratePodHostNameAndDomain).
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+const (
+	etcHostsPath = "/etc/hosts" // in the container, and the node's own (read for host-network pods)
+
+	managedHostsHeader                = "# Kubernetes-managed hosts file.\n"
+	managedHostsHeaderWithHostNetwork = "# Kubernetes-managed hosts file (host network).\n"
+)
+
+// shouldMountHostsFile is upstream's rule: a container gets the managed /etc/hosts when its pod
+// has an IP (its sandbox's network is up) or uses the host network, and the container does not
+// mount a volume at /etc/hosts itself.
+func shouldMountHostsFile(pod *corev1.Pod, c *corev1.Container, podIPs []string) bool {
+	if len(podIPs) == 0 && !pod.Spec.HostNetwork {
+		return false
+	}
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == etcHostsPath {
+			return false
+		}
+	}
+	return true
+}
+
+// hostsFileContent is what the pod's /etc/hosts holds: for a pod on the pod network, localhost,
+// the pod's own name on each of its IPs and the hostAliases (managedHostsFileContent); for a
+// host-network pod, the node's hosts file (nodeHostsFile) with the aliases added.
+func hostsFileContent(pod *corev1.Pod, podIPs []string, clusterDomain, nodeHostsFile string) ([]byte, error) {
+	if pod.Spec.HostNetwork {
+		node, err := os.ReadFile(nodeHostsFile)
+		if err != nil {
+			return nil, err
+		}
+		return append(append([]byte(managedHostsHeaderWithHostNetwork), node...), hostAliasEntries(pod.Spec.HostAliases)...), nil
+	}
+	hostname, domain, err := podHostnameAndDomain(pod, clusterDomain)
+	if err != nil {
+		return nil, err
+	}
+	return managedHostsFileContent(podIPs, hostname, domain, pod.Spec.HostAliases), nil
+}
+
+// managedHostsFileContent is the hosts file of a pod on the pod network:
+//
+//	# Kubernetes-managed hosts file.
+//	127.0.0.1	localhost
+//	::1	localhost ip6-localhost ip6-loopback
+//	fe00::0	ip6-localnet
+//	fe00::0	ip6-mcastprefix
+//	fe00::1	ip6-allnodes
+//	fe00::2	ip6-allrouters
+//	10.88.0.7	web-0.web.shop.svc.cluster.local	web-0   one line per pod IP (no FQDN without a subdomain)
+//
+//	# Entries added by HostAliases.
+//	123.45.67.89	foo	bar                                 one line per alias
+func managedHostsFileContent(podIPs []string, hostname, domain string, aliases []corev1.HostAlias) []byte {
+	var b bytes.Buffer
+	b.WriteString(managedHostsHeader)
+	b.WriteString("127.0.0.1\tlocalhost\n")
+	b.WriteString("::1\tlocalhost ip6-localhost ip6-loopback\n")
+	b.WriteString("fe00::0\tip6-localnet\n")
+	b.WriteString("fe00::0\tip6-mcastprefix\n")
+	b.WriteString("fe00::1\tip6-allnodes\n")
+	b.WriteString("fe00::2\tip6-allrouters\n")
+	for _, ip := range podIPs {
+		if domain != "" {
+			fmt.Fprintf(&b, "%s\t%s.%s\t%s\n", ip, hostname, domain, hostname)
+		} else {
+			fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
+		}
+	}
+	b.Write(hostAliasEntries(aliases))
+	return b.Bytes()
+}
+
+// hostAliasEntries is the hostAliases section: nothing without aliases.
+func hostAliasEntries(aliases []corev1.HostAlias) []byte {
+	if len(aliases) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteString("\n# Entries added by HostAliases.\n")
+	for _, a := range aliases {
+		fmt.Fprintf(&b, "%s\t%s\n", a.IP, strings.Join(a.Hostnames, "\t"))
+	}
+	return b.Bytes()
+}
+
+// podHostnameAndDomain is the pod's hostname and DNS domain as upstream
+// GeneratePodHostNameAndDomain: spec.hostnameOverride (the HostnameOverride gate, on since
+// v1.35) with no domain; else spec.hostname or the pod's name, and with spec.subdomain the domain
+// <subdomain>.<namespace>.svc.<clusterDomain>. A hostname is cut to 63 characters, then of
+// trailing '-' and '.'.
+func podHostnameAndDomain(pod *corev1.Pod, clusterDomain string) (hostname, domain string, err error) {
+	if o := pod.Spec.HostnameOverride; o != nil {
+		if msgs := validation.IsDNS1123Subdomain(*o); len(msgs) > 0 {
+			return "", "", fmt.Errorf("pod HostnameOverride %q is not a valid DNS subdomain: %s", *o, strings.Join(msgs, ";"))
+		}
+		hostname, err = truncateHostname(pod.Name, *o)
+		return hostname, "", err
+	}
+	hostname = pod.Name
+	if h := pod.Spec.Hostname; h != "" {
+		if msgs := validation.IsDNS1123Label(h); len(msgs) > 0 {
+			return "", "", fmt.Errorf("pod Hostname %q is not a valid DNS label: %s", h, strings.Join(msgs, ";"))
+		}
+		hostname = h
+	}
+	if hostname, err = truncateHostname(pod.Name, hostname); err != nil {
+		return "", "", err
+	}
+	if sub := pod.Spec.Subdomain; sub != "" {
+		if msgs := validation.IsDNS1123Label(sub); len(msgs) > 0 {
+			return "", "", fmt.Errorf("pod Subdomain %q is not a valid DNS label: %s", sub, strings.Join(msgs, ";"))
+		}
+		domain = fmt.Sprintf("%s.%s.svc.%s", sub, pod.Namespace, clusterDomain)
+	}
+	return hostname, domain, nil
+}
+
+// truncateHostname cuts a hostname to the 63 characters a Linux hostname may have.
+func truncateHostname(podName, hostname string) (string, error) {
+	const maxLen = 63
+	if len(hostname) <= maxLen {
+		return hostname, nil
+	}
+	cut := strings.TrimRight(hostname[:maxLen], "-.")
+	if cut == "" {
+		return "", fmt.Errorf("hostname for pod %q was invalid: %q", podName, hostname)
+	}
+	return cut, nil
+}
+
+// writeHostsFile makes path hold content with mode 0644, atomically: a new file renamed over the
+// old one, so a container starting meanwhile never sees half a file. Containers already running
+// keep the file they were started with (their bind mount holds its inode); unchanged content is
+// not written again. (Upstream rewrites the file in place at every container start.)
+func writeHostsFile(path string, content []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm() == 0o644 {
+			return nil
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".etc-hosts-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // gone after the rename; left over only on an error
+	if _, err := tmp.Write(content); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600; containers of any user read it
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
