@@ -102,7 +102,7 @@ var implementedFields = map[string]bool{
 	"runtimeRequestTimeout": true, "rotateCertificates": true, "serverTLSBootstrap": true, "kubeAPIQPS": true, "kubeAPIBurst": true,
 	"containerRuntimeEndpoint": true, "podLogsDir": true, "syncFrequency": true, "fileCheckFrequency": true,
 	"configMapAndSecretChangeDetectionStrategy": true, "authentication": true, "authorization": true,
-	"enableProfilingHandler": true, "podCIDR": true, "featureGates": true,
+	"enableProfilingHandler": true, "podCIDR": true, "featureGates": true, "clusterDomain": true,
 	"kubeReserved": true, "systemReserved": true, "evictionHard": true, "mergeDefaultEvictionSettings": true, "cgroupDriver": true,
 }
 
