@@ -2,7 +2,7 @@ package kubelet
 
 // The kubelet-managed /etc/hosts of a pod's containers (upstream: pkg/kubelet/kubelet_pods.go
 // shouldMountHostsFile, makeHostsMount, ensureHostsFile, managedHostsFileContent,
-// nodeHostsFileContent, hostsEntriesFromHostAliases, GeneratePodHostNameAndDomain).
+// nodeHostsFileContent, hostsEntriesFromHostAliases). The hostname and domain: pkg/container.
 
 import (
 	"bytes"
@@ -12,7 +12,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 const (
@@ -48,7 +49,7 @@ func hostsFileContent(pod *corev1.Pod, podIPs []string, clusterDomain, nodeHosts
 		}
 		return append(append([]byte(managedHostsHeaderWithHostNetwork), node...), hostAliasEntries(pod.Spec.HostAliases)...), nil
 	}
-	hostname, domain, err := podHostnameAndDomain(pod, clusterDomain)
+	hostname, domain, err := kubecontainer.PodHostnameAndDomain(pod, clusterDomain)
 	if err != nil {
 		return nil, err
 	}
@@ -99,51 +100,6 @@ func hostAliasEntries(aliases []corev1.HostAlias) []byte {
 		fmt.Fprintf(&b, "%s\t%s\n", a.IP, strings.Join(a.Hostnames, "\t"))
 	}
 	return b.Bytes()
-}
-
-// podHostnameAndDomain is the pod's hostname and DNS domain as upstream
-// GeneratePodHostNameAndDomain: spec.hostnameOverride (the HostnameOverride gate, on since
-// v1.35) with no domain; else spec.hostname or the pod's name, and with spec.subdomain the domain
-// <subdomain>.<namespace>.svc.<clusterDomain>. A hostname is cut to 63 characters, then of
-// trailing '-' and '.'.
-func podHostnameAndDomain(pod *corev1.Pod, clusterDomain string) (hostname, domain string, err error) {
-	if o := pod.Spec.HostnameOverride; o != nil {
-		if msgs := validation.IsDNS1123Subdomain(*o); len(msgs) > 0 {
-			return "", "", fmt.Errorf("pod HostnameOverride %q is not a valid DNS subdomain: %s", *o, strings.Join(msgs, ";"))
-		}
-		hostname, err = truncateHostname(pod.Name, *o)
-		return hostname, "", err
-	}
-	hostname = pod.Name
-	if h := pod.Spec.Hostname; h != "" {
-		if msgs := validation.IsDNS1123Label(h); len(msgs) > 0 {
-			return "", "", fmt.Errorf("pod Hostname %q is not a valid DNS label: %s", h, strings.Join(msgs, ";"))
-		}
-		hostname = h
-	}
-	if hostname, err = truncateHostname(pod.Name, hostname); err != nil {
-		return "", "", err
-	}
-	if sub := pod.Spec.Subdomain; sub != "" {
-		if msgs := validation.IsDNS1123Label(sub); len(msgs) > 0 {
-			return "", "", fmt.Errorf("pod Subdomain %q is not a valid DNS label: %s", sub, strings.Join(msgs, ";"))
-		}
-		domain = fmt.Sprintf("%s.%s.svc.%s", sub, pod.Namespace, clusterDomain)
-	}
-	return hostname, domain, nil
-}
-
-// truncateHostname cuts a hostname to the 63 characters a Linux hostname may have.
-func truncateHostname(podName, hostname string) (string, error) {
-	const maxLen = 63
-	if len(hostname) <= maxLen {
-		return hostname, nil
-	}
-	cut := strings.TrimRight(hostname[:maxLen], "-.")
-	if cut == "" {
-		return "", fmt.Errorf("hostname for pod %q was invalid: %q", podName, hostname)
-	}
-	return cut, nil
 }
 
 // writeHostsFile makes path hold content with mode 0644, atomically: a new file renamed over the

@@ -3,7 +3,6 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -41,22 +40,16 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 	return cfg
 }
 
-// podHostname is the hostname a pod sees: spec.hostnameOverride, else spec.hostname, else its
-// name — cut to 63 characters, the kernel's limit (runc's sethostname fails beyond it), and then
-// without a trailing '-' or '.' (upstream kubelet_pods.go GeneratePodHostNameAndDomain,
-// truncatePodHostnameIfNeeded). The API server has validated both fields.
+// podHostname is the hostname a pod sees: kubecontainer.PodHostnameAndDomain, which the managed
+// /etc/hosts uses too (hostnameOverride, else hostname, else the pod's name, cut to 63
+// characters, runc's limit). The API server has validated the fields; should one still be
+// invalid, the pod's name, cut.
 func podHostname(pod *corev1.Pod) string {
-	const hostnameMaxLen = 63
-	hostname := pod.Name
-	if pod.Spec.HostnameOverride != nil {
-		hostname = *pod.Spec.HostnameOverride
-	} else if pod.Spec.Hostname != "" {
-		hostname = pod.Spec.Hostname
-	}
-	if len(hostname) <= hostnameMaxLen {
+	if hostname, _, err := kubecontainer.PodHostnameAndDomain(pod, ""); err == nil {
 		return hostname
 	}
-	return strings.TrimRight(hostname[:hostnameMaxLen], "-.")
+	hostname, _ := kubecontainer.TruncateHostname(pod.Name, pod.Name)
+	return hostname
 }
 
 // namespaceOptions are the Linux namespaces a pod's sandbox and containers share with the node
