@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/util/certificate/csr"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/atomicfile"
 )
 
 // Config says where the kubelet's credentials live and how to get new ones.
@@ -290,7 +292,7 @@ func writeKubeconfig(path, server string, caData []byte, certFile string) error 
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(path, data, 0o600); err != nil {
+	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("write --kubeconfig %s: %w", path, err)
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/minikubelet/minikubelet/pkg/atomicfile"
 )
 
 const (
@@ -69,7 +71,7 @@ func (s store) update(certPEM, keyPEM []byte, now time.Time) (string, error) {
 	name := fmt.Sprintf("%s-%s.pem", s.prefix, now.UTC().Format("2006-01-02-15-04-05"))
 	path := filepath.Join(s.certDir, name)
 	data := append(append([]byte{}, certPEM...), keyPEM...)
-	if err := writeFileAtomic(path, data, 0o600); err != nil {
+	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
 		return "", fmt.Errorf("write %s: %w (is --cert-dir writable?)", path, err)
 	}
 	// Swap the symlink atomically: make a new link beside it, rename it over the old one.
@@ -82,32 +84,6 @@ func (s store) update(certPEM, keyPEM []byte, now time.Time) (string, error) {
 		return "", err
 	}
 	return path, nil
-}
-
-// writeFileAtomic writes data to a temporary file in the same directory, syncs it and renames it
-// into place: a reader (or a crash) never sees a half-written file.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 func encodePEM(typ string, der []byte) []byte {

@@ -8,11 +8,11 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/minikubelet/minikubelet/pkg/atomicfile"
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
@@ -112,21 +112,5 @@ func writeHostsFile(path string, content []byte) error {
 			return nil
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".etc-hosts-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // gone after the rename; left over only on an error
-	if _, err := tmp.Write(content); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600; containers of any user read it
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.WriteFile(path, content, 0o644) // containers of any user read it
 }

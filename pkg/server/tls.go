@@ -11,6 +11,8 @@ import (
 	"time"
 
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/minikubelet/minikubelet/pkg/atomicfile"
 )
 
 // Names of the self-signed serving certificate in CertDir, as upstream.
@@ -60,10 +62,10 @@ func servingCertificate(cfg Config) (tls.Certificate, servingCertInfo, error) {
 		return tls.Certificate{}, servingCertInfo{}, fmt.Errorf("create cert dir %q: %w", cfg.CertDir, err)
 	}
 	// The key first: a cert without its key on disk is never reused (LoadX509KeyPair fails).
-	if err := writeFileAtomic(keyFile, keyPEM, 0o600); err != nil {
+	if err := atomicfile.WriteFile(keyFile, keyPEM, 0o600); err != nil {
 		return tls.Certificate{}, servingCertInfo{}, err
 	}
-	if err := writeFileAtomic(certFile, certPEM, 0o644); err != nil {
+	if err := atomicfile.WriteFile(certFile, certPEM, 0o644); err != nil {
 		return tls.Certificate{}, servingCertInfo{}, err
 	}
 	cert, err = tls.X509KeyPair(certPEM, keyPEM)
@@ -94,33 +96,4 @@ func certValidAt(cert tls.Certificate, now time.Time) bool {
 		}
 	}
 	return !now.Before(leaf.NotBefore) && now.Before(leaf.NotAfter)
-}
-
-// writeFileAtomic writes data to a temporary file beside path with mode, syncs it and renames it
-// over path, so a reader sees the old file or the new one, never half of one.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }() // no-op after a successful rename
-	if err := tmp.Chmod(mode); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %q: %w", path, err)
-	}
-	return nil
 }
