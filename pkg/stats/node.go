@@ -12,7 +12,7 @@ import (
 
 // nodeInput is what the node's figures are made from.
 type nodeInput struct {
-	Pods    []statsapi.PodStats          // this round's pods, with their EphemeralStorage used
+	Pods    []statsapi.PodStats         // this round's pods, with their EphemeralStorage used
 	ImageFs *runtimeapi.FilesystemUsage // CRI ImageFsInfo
 	Now     time.Time
 }

@@ -76,10 +76,10 @@ type Provider struct {
 	node  nodeSource
 	start time.Time // the fake node's StartTime
 
-	mu      sync.Mutex
-	cached  *statsapi.Summary
+	mu       sync.Mutex
+	cached   *statsapi.Summary
 	cachedAt time.Time
-	cpu     map[string]cpuSample // last CPU sample per container ID, for usageNanoCores
+	cpu      map[string]cpuSample // last CPU sample per container ID, for usageNanoCores
 }
 
 // New validates cfg and returns a Provider.
