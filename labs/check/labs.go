@@ -27,6 +27,7 @@ func allLabs() []lab {
 		{"07-secret-configmap-managers", lab07()},
 		{"08-kubectl-exec", lab08()},
 		{"09-probes-and-init-containers", lab09()},
+		{"10-resource-management", lab10()},
 	}
 }
 

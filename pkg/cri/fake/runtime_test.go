@@ -2,6 +2,7 @@ package fake
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -109,6 +110,37 @@ func TestSandboxLifecycle(t *testing.T) {
 	}
 	_, err = e.rs.ContainerStatus(e.ctx, &runtimeapi.ContainerStatusRequest{ContainerId: cid})
 	wantCode(t, err, codes.NotFound)
+}
+
+// A verbose PodSandboxStatus shows the sandbox's config in its info, as containerd's does: that
+// is where `crictl inspectp` shows the pod's cgroup parent (lab 10).
+func TestSandboxVerboseInfo(t *testing.T) {
+	e := newTestEnv(t, nil)
+	cfg := sandboxConfig("a")
+	cfg.Linux = &runtimeapi.LinuxPodSandboxConfig{CgroupParent: "/kubepods/burstable/pod1234"}
+	id := e.runSandbox(t, cfg)
+	resp, err := e.rs.PodSandboxStatus(e.ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id, Verbose: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		Runtime     string `json:"runtime"`
+		HostNetwork bool   `json:"hostNetwork"`
+		Config      struct {
+			Linux struct {
+				CgroupParent string `json:"cgroup_parent"`
+			} `json:"linux"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal([]byte(resp.GetInfo()["info"]), &info); err != nil {
+		t.Fatalf("info %q is not JSON: %v", resp.GetInfo()["info"], err)
+	}
+	if info.Runtime != RuntimeName || info.HostNetwork || info.Config.Linux.CgroupParent != "/kubepods/burstable/pod1234" {
+		t.Errorf("info %s: want the runtime's name, hostNetwork false and config.linux.cgroup_parent /kubepods/burstable/pod1234", resp.GetInfo()["info"])
+	}
+	if len(resp.GetContainersStatuses()) != 0 {
+		t.Errorf("a sandbox without containers lists %d container statuses", len(resp.GetContainersStatuses()))
+	}
 }
 
 // TestErrorCodes pins the gRPC codes the kubelet and critest rely on.

@@ -184,7 +184,9 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePo
 	return &runtimeapi.RemovePodSandboxResponse{}, nil
 }
 
-// PodSandboxStatus reports one sandbox; with verbose, also its containers and an info map.
+// PodSandboxStatus reports one sandbox; with verbose, also its containers and an info map
+// with the sandbox's config as the kubelet sent it (as containerd's "config": `crictl inspectp`
+// shows the pod's cgroup parent there, linux.cgroup_parent).
 func (r *Runtime) PodSandboxStatus(_ context.Context, req *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -195,9 +197,16 @@ func (r *Runtime) PodSandboxStatus(_ context.Context, req *runtimeapi.PodSandbox
 	resp := &runtimeapi.PodSandboxStatusResponse{Status: s.toStatus(), Timestamp: r.clock.Now().UnixNano()}
 	if req.GetVerbose() {
 		resp.ContainersStatuses = r.containerStatusesLocked(s.id)
-		resp.Info = map[string]string{"info": fmt.Sprintf(`{"runtime":%q,"hostNetwork":%t}`, RuntimeName, s.hostNetwork())}
+		resp.Info = infoJSON("info", sandboxInfo{Runtime: RuntimeName, HostNetwork: s.hostNetwork(), Config: s.config})
 	}
 	return resp, nil
+}
+
+// sandboxInfo is the verbose PodSandboxStatus's "info".
+type sandboxInfo struct {
+	Runtime     string                       `json:"runtime"`
+	HostNetwork bool                         `json:"hostNetwork"`
+	Config      *runtimeapi.PodSandboxConfig `json:"config"`
 }
 
 // ListPodSandbox lists sandboxes that match the filter (ID prefix, state, labels).
