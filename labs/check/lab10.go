@@ -124,7 +124,9 @@ func allocatableReserved(node *corev1.Node) result {
 }
 
 // qosCheckName is the name of qosCheck's check, for needs.
-func qosCheckName(name string) string { return "pod " + name + " runs with its resources in the runtime" }
+func qosCheckName(name string) string {
+	return "pod " + name + " runs with its resources in the runtime"
+}
 
 // qosCheck: the pod runs, is of its QoS class, and its container and sandbox carry in the runtime
 // what its requests and limits say.
