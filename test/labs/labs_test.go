@@ -196,8 +196,8 @@ func waitRunning(t *testing.T, names ...string) {
 	}
 }
 
-// TestLabs runs the labs in order on one node, as a student does. Lab 09 also runs alone
-// (go test -run 'TestLabs/09'): it starts the node when lab 01 did not.
+// TestLabs runs the labs in order on one node, as a student does. Labs 09 and 10 also run alone
+// (go test -run 'TestLabs/10'): they start the node when lab 01 did not.
 func TestLabs(t *testing.T) {
 	rootDir, err := os.MkdirTemp("", "mkl") // short: the fake runtime's socket lives here
 	if err != nil {
@@ -218,6 +218,7 @@ func TestLabs(t *testing.T) {
 	t.Run("07-secret-configmap-managers", n.lab07)
 	t.Run("08-kubectl-exec", n.lab08)
 	t.Run("09-probes-and-init-containers", n.lab09)
+	t.Run("10-resource-management", n.lab10)
 }
 
 // Lab 01: make run, then a pod.
@@ -461,7 +462,8 @@ func cleanUp(nodeName string) {
 	ctx := context.Background()
 	now := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
 	for _, pod := range []string{"hello", "lab04-kill", "lab04-sandbox", "lab05-crash", "lab05-once", "lab06-status", "lab07-app", "lab08-shell",
-		"lab09-liveness", "lab09-ready", "lab09-init", "lab09-init-crash", "lab09-init-never", "lab09-sidecar", "lab09-shutdown"} {
+		"lab09-liveness", "lab09-ready", "lab09-init", "lab09-init-crash", "lab09-init-never", "lab09-sidecar", "lab09-shutdown",
+		"lab10-guaranteed", "lab10-burstable", "lab10-besteffort", "lab10-too-big", "lab10-oom"} {
 		_ = cluster.Client.CoreV1().Pods("default").Delete(ctx, pod, now)
 	}
 	_ = cluster.Client.CoreV1().Secrets("default").Delete(ctx, "lab07-secret", metav1.DeleteOptions{})

@@ -1,0 +1,46 @@
+package labs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Lab 10: the node restarted with the lab's reservations and capacity; one pod per QoS class
+// (their resources in the runtime, one burning more cpu than its limit); a pod bound to the node
+// past the scheduler that does not fit beside them; a container that allocates over its memory
+// limit. The check reads allocatable, the runtime's view over CRI, /stats/summary and the pods.
+func (n *node) lab10(t *testing.T) {
+	n.ensureStarted(t)
+	n.expectMissing(t, "10", "node "+n.name+" has ")
+	dir := labDir("10-resource-management")
+	n.restart(t, "--config", filepath.Join(dir, "kubelet-resources.yaml"), "--node-capacity", "cpu=2,memory=4Gi")
+	// The Node keeps its old status until the restarted kubelet's first PATCH.
+	waitFor(t, 30*time.Second, "allocatable cpu 1700m, memory 3Gi (2 − 200m − 100m; 4Gi − 512Mi − 256Mi − 256Mi)", func() (bool, string) {
+		got := kubectl(t, "get", "node", n.name, "-o", "jsonpath={.status.allocatable.cpu} {.status.allocatable.memory}")
+		return got == "1700m 3Gi", got
+	})
+
+	kubectl(t, "apply", "-f", filepath.Join(dir, "qos.yaml"))
+	waitRunning(t, "lab10-guaranteed", "lab10-burstable", "lab10-besteffort")
+	if got := kubectl(t, "get", "pods", "lab10-guaranteed", "lab10-burstable", "lab10-besteffort", "-o", "jsonpath={.items[*].status.qosClass}"); got != "Guaranteed Burstable BestEffort" {
+		t.Errorf("QoS classes %q, want Guaranteed Burstable BestEffort", got)
+	}
+
+	// sed "s/NODE_NAME/$NODE/" too-big.yaml | kubectl apply -f -
+	manifest, err := os.ReadFile(filepath.Join(dir, "too-big.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := filepath.Join(t.TempDir(), "too-big.yaml")
+	if err := os.WriteFile(bound, []byte(strings.ReplaceAll(string(manifest), "NODE_NAME", n.name)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, "apply", "-f", bound)
+
+	kubectl(t, "apply", "-f", filepath.Join(dir, "oom.yaml"))
+	// The OOM kill comes 10 s after lab10-oom starts.
+	n.expectPass(t, "10", time.Minute)
+}
