@@ -36,12 +36,12 @@ var addonOrder = []string{"metrics-server"}
 
 // state is what `up` records in <state-dir>/state.json and `down`/`status` read back.
 type state struct {
-	BinDir  string         `json:"binDir"`
+	BinDir string `json:"binDir"`
 	// BinDirs holds the directory of a component not built into BinDir (metrics-server).
 	BinDirs map[string]string `json:"binDirs,omitempty"`
-	Ports   map[string]int `json:"ports"`
-	PIDs    map[string]int `json:"pids"`
-	Started time.Time      `json:"started"`
+	Ports   map[string]int    `json:"ports"`
+	PIDs    map[string]int    `json:"pids"`
+	Started time.Time         `json:"started"`
 	// Commands is how each component was started, so `start-component` can start it again
 	// exactly so (same flags, ports and certificates).
 	Commands map[string]command `json:"commands"`
