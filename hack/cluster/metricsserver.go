@@ -77,7 +77,7 @@ func (c *cluster) metricsServer(ctx context.Context, o metricsServerOptions) err
 	if !slices.Contains(s.Commands["kube-apiserver"].Args, "--proxy-client-cert-file="+c.path("pki", "front-proxy-client.crt")) {
 		return fmt.Errorf("the kube-apiserver in %s was started without the aggregation layer's client certificate "+
 			"(--proxy-client-cert-file; an older hack/cluster started it), so it cannot reach metrics-server: "+
-			"make cluster-down && make cluster-up starts one that can", c.stateDir)
+			"make cluster-down && make cluster-up starts one that can (or skip metrics-server: make run METRICS_SERVER=0)", c.stateDir)
 	}
 	if o.resolution < 10*time.Second {
 		return fmt.Errorf("--metric-resolution %s: metrics-server needs at least 10s", o.resolution)
@@ -111,8 +111,21 @@ func (c *cluster) metricsServer(ctx context.Context, o metricsServerOptions) err
 	<-sig
 	// Remove the APIService first: an aggregated API that does not answer makes discovery fail
 	// (kubectl warns, and the namespace controller cannot delete namespaces).
-	_ = agg.ApiregistrationV1().APIServices().Delete(context.Background(), apiServiceName, metav1.DeleteOptions{})
-	return c.stopComponent(msName)
+	bg := context.Background()
+	_ = agg.ApiregistrationV1().APIServices().Delete(bg, apiServiceName, metav1.DeleteOptions{})
+	_ = client.CoreV1().Services(msNamespace).Delete(bg, msName, metav1.DeleteOptions{})
+	if err := c.stopComponent(msName); err != nil {
+		return err
+	}
+	// Forget it, so that `status` does not report a metrics-server that was stopped on purpose.
+	if s, err = c.readState(); err != nil {
+		return err
+	}
+	delete(s.PIDs, msName)
+	delete(s.Ports, msName)
+	delete(s.Commands, msName)
+	delete(s.BinDirs, msName)
+	return c.writeState(s)
 }
 
 // startMetricsServer issues its certificate and kubeconfig, applies its RBAC, starts it and
