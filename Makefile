@@ -13,8 +13,10 @@ LDFLAGS := -X github.com/minikubelet/minikubelet/pkg/version.gitVersion=$(GIT_VE
            -X github.com/minikubelet/minikubelet/pkg/version.gitCommit=$(GIT_COMMIT)
 CLUSTER_DIR ?= _output/cluster
 CLUSTER ?= local
+# METRICS_SERVER=0: make run (and make debug) start no metrics-server (no kubectl top).
+METRICS_SERVER ?= 1
 
-.PHONY: bench all build test test-unit test-fuzz test-e2e verify cluster-build cluster-up cluster-down cluster-status run debug journal lab-check labs-test containerd-install containerd-up containerd-down containerd-status conformance test-conformance kind-up kind-down clean
+.PHONY: bench all build test test-unit test-fuzz test-e2e verify cluster-build cluster-up cluster-down cluster-status metrics-server-up run debug journal lab-check labs-test containerd-install containerd-up containerd-down containerd-status conformance test-conformance kind-up kind-down clean
 
 all: build
 
@@ -91,17 +93,25 @@ cluster-down:
 cluster-status:
 	hack/cluster/up.sh status --state-dir $(CLUSTER_DIR)
 
+# metrics-server-up: metrics-server v0.8.0 (built once from the Go module proxy) on the running
+# control plane, as the v1beta1.metrics.k8s.io APIService, for kubectl top; make run does it by
+# default; make cluster-down stops it. It verifies each kubelet's serving certificate against the
+# cluster CA: run a node with --rotate-server-certificates and approve its CSR.
+metrics-server-up:
+	hack/cluster/up.sh metrics-server --state-dir $(CLUSTER_DIR)
+
 ##@ Run and debug
 
-# run: the main job: control plane up (if needed), then minikubelet joins it. Ctrl-C stops it.
+# run: the main job: control plane up (if needed) with metrics-server (METRICS_SERVER=0 skips it),
+# then minikubelet joins it. Ctrl-C stops minikubelet; make cluster-down stops the rest.
 run: build
-	CLUSTER=$(CLUSTER) CLUSTER_DIR=$(CLUSTER_DIR) hack/run.sh
+	CLUSTER=$(CLUSTER) CLUSTER_DIR=$(CLUSTER_DIR) METRICS_SERVER=$(METRICS_SERVER) hack/run.sh
 
 # debug: minikubelet built for Delve (-gcflags=all=-N -l), run like `make run` but under a headless
 # dlv on 127.0.0.1:$(DLV_PORT) (with --debug-keepalive), waiting for a debugger; it prints how to attach.
 DLV_PORT ?= 2345
 debug:
-	CLUSTER=$(CLUSTER) CLUSTER_DIR=$(CLUSTER_DIR) DLV_PORT=$(DLV_PORT) LDFLAGS="$(LDFLAGS)" hack/debug.sh
+	CLUSTER=$(CLUSTER) CLUSTER_DIR=$(CLUSTER_DIR) METRICS_SERVER=$(METRICS_SERVER) DLV_PORT=$(DLV_PORT) LDFLAGS="$(LDFLAGS)" hack/debug.sh
 
 # journal: follow the running node's journal (make run serves it on 127.0.0.1:10256).
 journal: build

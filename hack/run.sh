@@ -3,7 +3,8 @@
 # its bootstrap kubeconfig. Ctrl-C stops minikubelet; the cluster keeps running.
 #
 #   CLUSTER=local (default)  brings the local control plane up if it is not running; files under
-#                            _output/run ('make cluster-down' stops the control plane)
+#                            _output/run ('make cluster-down' stops the control plane), and with
+#                            METRICS_SERVER=1 (default) metrics-server too, for `kubectl top`
 #   CLUSTER=kind             the kind cluster of hack/kind-up.sh (_output/kind/bootstrap.kubeconfig);
 #                            files under _output/kind/run ('hack/kind-down.sh' deletes the cluster)
 #
@@ -13,10 +14,17 @@
 # (NODE_IP: where the API server reaches the kubelet API), KUBELET_PORT (10250), DEBUG_ADDRESS
 # (127.0.0.1:10256: the journal, /debug/journal/ui, without authentication), KUBECTL (kind:
 # kubectl from PATH), extra flags in ARGS, MINIKUBELET_CMD (bin/minikubelet; hack/debug.sh puts Delve
-# in front of it).
+# in front of it), METRICS_SERVER (local only; 1, the default, or 0 to skip it).
+#
+# metrics-server (hack/cluster/metricsserver.go) verifies each kubelet's serving certificate against
+# the cluster CA, so with METRICS_SERVER=1 the node gets its certificate from a kubelet-serving CSR
+# (--rotate-server-certificates) instead of signing one itself, and this script approves that one
+# CSR — the node's own, from the kubelet it starts — as an admin would with `kubectl certificate
+# approve`. Nothing approves serving CSRs in general: a node may ask for any IP address in one.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CLUSTER=${CLUSTER:-local}
+METRICS_SERVER=${METRICS_SERVER:-1}
 NODE_NAME=${NODE_NAME:-$(hostname | tr '[:upper:]' '[:lower:]')}
 KUBELET_PORT=${KUBELET_PORT:-10250}
 
@@ -26,6 +34,11 @@ case $CLUSTER in
     ROOT_DIR=${ROOT_DIR:-_output/run}
     NODE_IP=${NODE_IP:-127.0.0.1}
     hack/cluster/up.sh up --state-dir "$CLUSTER_DIR" >/dev/null
+    case $METRICS_SERVER in
+      1) hack/cluster/up.sh metrics-server --state-dir "$CLUSTER_DIR" >/dev/null ;;
+      0) ;;
+      *) echo "METRICS_SERVER=$METRICS_SERVER: use 1 (start metrics-server, the default) or 0 (skip it)" >&2; exit 1 ;;
+    esac
     bootstrap=$CLUSTER_DIR/bootstrap.kubeconfig
     kubectl=$(hack/cluster/build.sh)/kubectl
     admin=$(cd "$CLUSTER_DIR" && pwd)/admin.kubeconfig
@@ -57,6 +70,7 @@ case $CLUSTER in
       exit 1
     fi
     what="The kind cluster is up"
+    METRICS_SERVER=0 # kind users install metrics-server in the cluster, as usual
     recreated="The kind cluster was recreated"
     stop="'hack/kind-down.sh' deletes the kind cluster"
     ;;
@@ -66,6 +80,22 @@ case $CLUSTER in
     ;;
 esac
 
+# approve_serving_csr PID: while PID (the kubelet, which this shell becomes) runs and has no serving
+# certificate yet, approve the pending kubelet-serving CSR of this node: only this node's own.
+approve_serving_csr() {
+  local pid=$1 csrs name user conds
+  local list='{range .items[?(@.spec.signerName=="kubernetes.io/kubelet-serving")]}{.metadata.name} {.spec.username} {.status.conditions[*].type}{"\n"}{end}'
+  while kill -0 "$pid" 2>/dev/null && [[ ! -e $ROOT_DIR/pki/kubelet-server-current.pem ]]; do
+    csrs=$("$kubectl" --kubeconfig "$admin" get csr -o jsonpath="$list" 2>/dev/null) || csrs=""
+    while read -r name user conds; do
+      if [[ $user == "system:node:$NODE_NAME" && -z $conds ]] &&
+        "$kubectl" --kubeconfig "$admin" certificate approve "$name" >/dev/null; then
+        echo "hack/run.sh: approved $name, the serving certificate of node $NODE_NAME (metrics-server verifies it)" >&2
+      fi
+    done <<<"$csrs"
+    sleep 2
+  done
+}
 # A new cluster has a new CA (and port): credentials from an earlier one cannot work. Start the node
 # afresh (a new TLS bootstrap) when the CA in its kubeconfig is not the cluster's.
 ca() { grep -m1 'certificate-authority-data' "$1" 2>/dev/null | awk '{print $2}'; }
@@ -73,11 +103,21 @@ if [[ -f $ROOT_DIR/kubeconfig && "$(ca "$ROOT_DIR/kubeconfig")" != "$(ca "$boots
   echo "$recreated since $ROOT_DIR was used; removing it to join afresh." >&2
   rm -rf "$ROOT_DIR"
 fi
+serving=()
+if [[ $METRICS_SERVER == 1 ]]; then
+  serving=(--rotate-server-certificates)
+  approve_serving_csr "$$" &
+fi
 cat <<MSG
 $what. minikubelet joins it as node "$NODE_NAME" (files in $ROOT_DIR).
 In another terminal:
   $kubectl --kubeconfig $admin get nodes
   $kubectl --kubeconfig $admin describe node $NODE_NAME
+MSG
+if [[ $METRICS_SERVER == 1 ]]; then
+  echo "  $kubectl --kubeconfig $admin top node      (and top pod -A: metrics-server scrapes every 15 s)"
+fi
+cat <<MSG
   bin/minikubelet journal --follow     (or http://${DEBUG_ADDRESS:-127.0.0.1:10256}/debug/journal/ui)
 Ctrl-C stops minikubelet; $stop.
 
@@ -91,4 +131,5 @@ exec ${MINIKUBELET_CMD:-bin/minikubelet} \
   --address "${KUBELET_ADDRESS:-$NODE_IP}" \
   --port "$KUBELET_PORT" \
   --debug-address "${DEBUG_ADDRESS:-127.0.0.1:10256}" \
+  "${serving[@]}" \
   ${ARGS:-}

@@ -9,6 +9,10 @@
 #   NODE         the node's name (the hostname, lowercased)
 #   RUN          the node's --root-dir; SOCK its fake runtime's CRI socket
 #   kubelet_api  a function: kubelet_api /metrics — curl the kubelet API as the cluster admin
+#   kubelet_ca   a function: prints the path of a file with the CAs that may have issued the
+#                node's serving certificate: the cluster CA (make run's default: a CSR-issued
+#                certificate, which metrics-server checks) and the node's self-signed kubelet.crt
+#                (METRICS_SERVER=0). E.g. curl --cacert "$(kubelet_ca)" https://127.0.0.1:10250/pods
 #   crictl       a function: crictl ps — cri-tools' crictl on the node's runtime ($SOCK, or
 #                $CRI_ENDPOINT if set); hack/tools/crictl.sh builds it the first time (~3 min)
 if [[ ! -f Makefile || ! -d labs ]]; then
@@ -25,12 +29,17 @@ RUN=$(labs_abs "${ROOT_DIR:-_output/run}")
 SOCK=$RUN/fake-runtime.sock
 export NODE RUN SOCK LABS_TOP LABS_CLUSTER
 
+kubelet_ca() {
+  cat "$LABS_CLUSTER/pki/ca.crt" "$RUN/pki/kubelet.crt" 2>/dev/null >"$LABS_CLUSTER/labs-kubelet-ca.pem"
+  echo "$LABS_CLUSTER/labs-kubelet-ca.pem"
+}
+
 # kubelet_api PATH [curl flags]: GET https://127.0.0.1:<port>PATH with the admin's client
-# certificate, trusting the node's self-signed serving certificate.
+# certificate, trusting the node's serving certificate (kubelet_ca).
 kubelet_api() {
   local path=$1
   shift
-  curl -sS --cacert "$RUN/pki/kubelet.crt" --cert "$LABS_CLUSTER/pki/admin.crt" --key "$LABS_CLUSTER/pki/admin.key" \
+  curl -sS --cacert "$(kubelet_ca)" --cert "$LABS_CLUSTER/pki/admin.crt" --key "$LABS_CLUSTER/pki/admin.key" \
     "$@" "https://127.0.0.1:${KUBELET_PORT:-10250}$path"
 }
 

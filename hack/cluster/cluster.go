@@ -30,12 +30,18 @@ const (
 // component order is start order; down stops them in reverse.
 var componentOrder = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
 
+// addonOrder are the optional components a verb of their own starts on a running control plane
+// (`cluster metrics-server`); down stops them first. A cluster without them is healthy.
+var addonOrder = []string{"metrics-server"}
+
 // state is what `up` records in <state-dir>/state.json and `down`/`status` read back.
 type state struct {
-	BinDir  string         `json:"binDir"`
-	Ports   map[string]int `json:"ports"`
-	PIDs    map[string]int `json:"pids"`
-	Started time.Time      `json:"started"`
+	BinDir string `json:"binDir"`
+	// BinDirs holds the directory of a component not built into BinDir (metrics-server).
+	BinDirs map[string]string `json:"binDirs,omitempty"`
+	Ports   map[string]int    `json:"ports"`
+	PIDs    map[string]int    `json:"pids"`
+	Started time.Time         `json:"started"`
 	// Commands is how each component was started, so `start-component` can start it again
 	// exactly so (same flags, ports and certificates).
 	Commands map[string]command `json:"commands"`
@@ -45,6 +51,14 @@ type state struct {
 type command struct {
 	Args   []string `json:"args"`
 	Health string   `json:"health"`
+}
+
+// binDirOf is the directory of the named component's binary.
+func (s *state) binDirOf(name string) string {
+	if dir, ok := s.BinDirs[name]; ok {
+		return dir
+	}
+	return s.BinDir
 }
 
 type upOptions struct {
@@ -164,6 +178,10 @@ func (c *cluster) up(ctx context.Context, o upOptions) error {
 			"--requestheader-username-headers=X-Remote-User",
 			"--requestheader-group-headers=X-Remote-Group",
 			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+			// The aggregation layer's client certificate: kube-apiserver shows it to an aggregated
+			// API server (metrics-server) when it proxies a request there.
+			"--proxy-client-cert-file=" + p.path("front-proxy-client.crt"),
+			"--proxy-client-key-file=" + p.path("front-proxy-client.key"),
 			"--kubelet-client-certificate=" + p.path("apiserver-kubelet-client.crt"),
 			"--kubelet-client-key=" + p.path("apiserver-kubelet-client.key"),
 			"--kubelet-preferred-address-types=InternalIP,Hostname",
@@ -297,7 +315,7 @@ func (c *cluster) start(s *state, name string, args []string) (<-chan struct{}, 
 		return nil, err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(filepath.Join(s.BinDir, name), args...)
+	cmd := exec.Command(filepath.Join(s.binDirOf(name), name), args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if c.foreground {
@@ -348,10 +366,10 @@ func (c *cluster) stopComponent(name string) error {
 		return fmt.Errorf("read the cluster state in %s: %w", c.stateDir, err)
 	}
 	pid := s.PIDs[name]
-	if !isOurProcess(pid, s.BinDir) {
+	if !isOurProcess(pid, s.binDirOf(name)) {
 		return fmt.Errorf("%s is not running (recorded pid %d): nothing to stop", name, pid)
 	}
-	stopAll(&state{BinDir: s.BinDir, PIDs: map[string]int{name: pid}}) // only this one
+	stopAll(&state{BinDir: s.BinDir, BinDirs: s.BinDirs, PIDs: map[string]int{name: pid}}) // only this one
 	fmt.Printf("stopped %-24s pid %d\n", name, pid)
 	return nil
 }
@@ -369,7 +387,7 @@ func (c *cluster) startComponent(ctx context.Context, name string) error {
 		return fmt.Errorf("no recorded command for %q in %s: name one of %s (of a cluster started by this version)",
 			name, c.path("state.json"), strings.Join(componentOrder, ", "))
 	}
-	if isOurProcess(s.PIDs[name], s.BinDir) {
+	if isOurProcess(s.PIDs[name], s.binDirOf(name)) {
 		return fmt.Errorf("%s is already running (pid %d): stop it first with stop-component", name, s.PIDs[name])
 	}
 	checker, err := newHealthChecker(pki{dir: c.path("pki")})
@@ -402,6 +420,16 @@ func (c *cluster) status(ctx context.Context) error {
 		}
 		fmt.Printf("%-24s pid %-7d port %-6d %s\n", name, s.PIDs[name], s.Ports[name], st)
 	}
+	for _, name := range addonOrder {
+		if _, started := s.PIDs[name]; !started {
+			continue
+		}
+		st := "running"
+		if !isOurProcess(s.PIDs[name], s.binDirOf(name)) {
+			st = "NOT RUNNING (restart: start-component " + name + "; its log: " + c.path("logs", name+".log") + ")"
+		}
+		fmt.Printf("%-24s pid %-7d port %-6d %s\n", name, s.PIDs[name], s.Ports[name], st)
+	}
 	for _, name := range dead {
 		printLogTail(os.Stdout, name, c.path("logs", name+".log"))
 	}
@@ -431,25 +459,33 @@ Try: %s --kubeconfig %s get ns
 		filepath.Join(s.BinDir, "kubectl"), filepath.Join(s.BinDir, "kubectl"), filepath.Join(abs, "admin.kubeconfig"))
 }
 
-// stopAll sends SIGTERM to every recorded component still running (newest first), waits up to
-// 20 s, then SIGKILLs what is left and waits for it to go.
+// stopAll sends SIGTERM to every recorded component still running (add-ons first, then the
+// control plane newest first), waits up to 20 s, then SIGKILLs what is left and waits for it to go.
 func stopAll(s *state) {
-	var pids []int
+	names := append([]string{}, addonOrder...)
 	for i := len(componentOrder) - 1; i >= 0; i-- {
-		pid := s.PIDs[componentOrder[i]]
-		if isOurProcess(pid, s.BinDir) {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
-			pids = append(pids, pid)
+		names = append(names, componentOrder[i])
+	}
+	type proc struct {
+		pid int
+		dir string
+	}
+	var procs []proc
+	for _, name := range names {
+		p := proc{s.PIDs[name], s.binDirOf(name)}
+		if isOurProcess(p.pid, p.dir) {
+			_ = syscall.Kill(p.pid, syscall.SIGTERM)
+			procs = append(procs, p)
 		}
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for _, pid := range pids {
-		for isOurProcess(pid, s.BinDir) && time.Now().Before(deadline) {
+	for _, p := range procs {
+		for isOurProcess(p.pid, p.dir) && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
-		if isOurProcess(pid, s.BinDir) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			for isOurProcess(pid, s.BinDir) {
+		if isOurProcess(p.pid, p.dir) {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			for isOurProcess(p.pid, p.dir) {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}

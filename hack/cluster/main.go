@@ -7,6 +7,8 @@
 //	cluster status [--state-dir DIR]
 //	cluster stop-component  NAME [--state-dir DIR]   stop one component (e.g. kube-apiserver) by its PID
 //	cluster start-component NAME [--state-dir DIR]   start it again with the same flags; wait until healthy
+//	cluster metrics-server --metrics-server-bin PATH [--state-dir DIR] [--metric-resolution D] [--foreground]
+//	                                                 metrics-server on the running control plane (metricsserver.go)
 //
 // With --foreground, `up` prints "cluster is ready" and stays, and the components die with it
 // (PR_SET_PDEATHSIG): a test that is killed never leaves a control plane behind.
@@ -35,13 +37,13 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: cluster up|down|status|stop-component NAME|start-component NAME [flags]")
+		return fmt.Errorf("usage: cluster up|down|status|stop-component NAME|start-component NAME|metrics-server [flags]")
 	}
 	verb, args := args[0], args[1:]
 	var component string // the NAME of stop-component and start-component
 	if verb == "stop-component" || verb == "start-component" {
 		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-			return fmt.Errorf("usage: cluster %s NAME [--state-dir DIR], NAME one of %s", verb, strings.Join(componentOrder, ", "))
+			return fmt.Errorf("usage: cluster %s NAME [--state-dir DIR], NAME one of %s", verb, strings.Join(append(componentOrder, addonOrder...), ", "))
 		}
 		component, args = args[0], args[1:]
 	}
@@ -51,7 +53,9 @@ func run(ctx context.Context, args []string) error {
 	grace := fs.Duration("node-monitor-grace-period", 40*time.Second, "kube-controller-manager --node-monitor-grace-period: how long a silent node stays Ready")
 	signing := fs.Duration("cluster-signing-duration", 365*24*time.Hour, "kube-controller-manager --cluster-signing-duration: the longest certificate it signs for a CSR")
 	auditLog := fs.String("audit-log", "", "write kube-apiserver's audit log of every request made by a node (group system:nodes) to this file, one JSON line per request (used by make bench)")
-	foreground := fs.Bool("foreground", false, "stay in the foreground after `up`; stop the cluster on SIGTERM/SIGINT or when this process dies (used by the e2e tests)")
+	foreground := fs.Bool("foreground", false, "stay in the foreground after `up` (or `metrics-server`); stop the cluster (or metrics-server) on SIGTERM/SIGINT or when this process dies (used by the e2e tests)")
+	msBin := fs.String("metrics-server-bin", "", "metrics-server: the metrics-server binary (hack/cluster/metrics-server.sh builds it)")
+	resolution := fs.Duration("metric-resolution", 15*time.Second, "metrics-server: --metric-resolution, how often it scrapes each node (at least 10s)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,7 +80,12 @@ func run(ctx context.Context, args []string) error {
 		return c.stopComponent(component)
 	case "start-component":
 		return c.startComponent(ctx, component)
+	case "metrics-server":
+		if *msBin == "" {
+			return fmt.Errorf("--metrics-server-bin is required: run hack/cluster/up.sh metrics-server, which builds it first")
+		}
+		return c.metricsServer(ctx, metricsServerOptions{bin: *msBin, resolution: *resolution})
 	default:
-		return fmt.Errorf("unknown verb %q: use up, down, status, stop-component or start-component", verb)
+		return fmt.Errorf("unknown verb %q: use up, down, status, stop-component, start-component or metrics-server", verb)
 	}
 }

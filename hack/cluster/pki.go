@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -20,13 +21,15 @@ import (
 // pki is the set of files a local control plane needs, all under one directory:
 //
 //	ca.crt/ca.key                     the cluster CA (signs everything below, and kcm signs kubelet CSRs with it)
-//	front-proxy-ca.crt/.key           the request-header CA of the aggregation layer (no proxy uses it yet)
+//	front-proxy-ca.crt/.key           the request-header CA of the aggregation layer
+//	front-proxy-client.crt/.key       kube-apiserver's client cert when it proxies to an aggregated API server
 //	apiserver.crt/.key                kube-apiserver serving cert, SANs 127.0.0.1, ::1, localhost, kubernetes.default…
 //	admin.crt/.key                    cluster admin client cert (O=system:masters)
 //	apiserver-kubelet-client.crt/.key kube-apiserver → kubelet client cert (exec, logs, port-forward)
 //	controller-manager.crt/.key       kube-controller-manager client + serving cert
 //	scheduler.crt/.key                kube-scheduler client + serving cert
 //	sa.key/sa.pub                     service-account token signing key pair
+//	metrics-server.crt/.key           metrics-server's serving + client cert (issued by `cluster metrics-server`)
 type pki struct{ dir string }
 
 func (p pki) path(name string) string { return filepath.Join(p.dir, name) }
@@ -43,51 +46,30 @@ func (p pki) generate() error {
 	}
 	// A separate CA for the aggregation layer's request headers, as kubeadm does; kcm and the
 	// scheduler read it from the extension-apiserver-authentication ConfigMap.
-	if _, _, err := p.newCA("front-proxy-ca", "minikubelet-front-proxy-ca", now); err != nil {
+	fpCert, fpKey, err := p.newCA("front-proxy-ca", "minikubelet-front-proxy-ca", now)
+	if err != nil {
 		return err
 	}
 
-	serverUsage := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	clientUsage := []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	bothUsage := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 	loopbackIPs := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1"), net.ParseIP(serviceAPIIP)}
-	leafs := []struct {
-		name  string
-		cn    string
-		orgs  []string
-		usage []x509.ExtKeyUsage
-		dns   []string
-		ips   []net.IP
-	}{
-		{"apiserver", "kube-apiserver", nil, serverUsage,
-			[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}, loopbackIPs},
-		{"admin", "kubernetes-admin", []string{"system:masters"}, clientUsage, nil, nil},
-		{"apiserver-kubelet-client", "kube-apiserver-kubelet-client", []string{"kubeadm:cluster-admins"}, clientUsage, nil, nil},
-		{"controller-manager", "system:kube-controller-manager", nil, bothUsage, []string{"localhost"}, loopbackIPs},
-		{"scheduler", "system:kube-scheduler", nil, bothUsage, []string{"localhost"}, loopbackIPs},
+	for _, l := range []leaf{
+		{name: "apiserver", cn: "kube-apiserver", usage: serverUsage,
+			dns: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}, ips: loopbackIPs},
+		{name: "admin", cn: "kubernetes-admin", orgs: []string{"system:masters"}, usage: clientUsage},
+		{name: "apiserver-kubelet-client", cn: "kube-apiserver-kubelet-client", orgs: []string{"kubeadm:cluster-admins"}, usage: clientUsage},
+		{name: "controller-manager", cn: "system:kube-controller-manager", usage: bothUsage, dns: []string{"localhost"}, ips: loopbackIPs},
+		{name: "scheduler", cn: "system:kube-scheduler", usage: bothUsage, dns: []string{"localhost"}, ips: loopbackIPs},
+	} {
+		if err := p.issue(caCert, caKey, l, now); err != nil {
+			return err
+		}
 	}
-	for i, l := range leafs {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return err
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(int64(i + 2)),
-			Subject:      pkix.Name{CommonName: l.cn, Organization: l.orgs},
-			NotBefore:    now.Add(-time.Hour),
-			NotAfter:     now.Add(365 * 24 * time.Hour),
-			KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-			ExtKeyUsage:  l.usage,
-			DNSNames:     l.dns,
-			IPAddresses:  l.ips,
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
-		if err != nil {
-			return fmt.Errorf("sign %s certificate: %w", l.name, err)
-		}
-		if err := writeCertAndKey(p.path(l.name), der, key); err != nil {
-			return err
-		}
+	// The aggregation layer: kube-apiserver proxies a request for an aggregated API (metrics.k8s.io)
+	// with this client certificate and the user in X-Remote-User; the extension API server trusts
+	// the headers because the certificate chains to the front-proxy CA and its CN is in
+	// --requestheader-allowed-names.
+	if err := p.issue(fpCert, fpKey, leaf{name: "front-proxy-client", cn: "front-proxy-client", usage: clientUsage}, now); err != nil {
+		return err
 	}
 
 	// Service-account tokens are signed with RSA (RS256), as upstream.
@@ -103,6 +85,66 @@ func (p pki) generate() error {
 		return err
 	}
 	return writePEM(p.path("sa.key"), "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(saKey), 0o600)
+}
+
+var (
+	serverUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	clientUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	bothUsage   = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+)
+
+// leaf is one certificate a CA of the PKI issues, written as <name>.crt/.key.
+type leaf struct {
+	name  string
+	cn    string
+	orgs  []string
+	usage []x509.ExtKeyUsage
+	dns   []string
+	ips   []net.IP
+}
+
+// issue signs l with the CA and writes it with a new key, valid for a year.
+func (p pki) issue(ca *x509.Certificate, caKey crypto.Signer, l leaf, now time.Time) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 126))
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: l.cn, Organization: l.orgs},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  l.usage,
+		DNSNames:     l.dns,
+		IPAddresses:  l.ips,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
+	if err != nil {
+		return fmt.Errorf("sign %s certificate: %w", l.name, err)
+	}
+	return writeCertAndKey(p.path(l.name), der, key)
+}
+
+// loadCA reads the CA <name>.crt/.key that generate wrote, to issue a certificate later.
+func (p pki) loadCA(name string) (*x509.Certificate, crypto.Signer, error) {
+	pair, err := tls.LoadX509KeyPair(p.path(name+".crt"), p.path(name+".key"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("load the CA %s: %w", name, err)
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	signer, ok := pair.PrivateKey.(crypto.Signer)
+	if !ok {
+		return nil, nil, fmt.Errorf("the CA key %s.key cannot sign", name)
+	}
+	return cert, signer, nil
 }
 
 // newCA writes a self-signed CA as <name>.crt/.key and returns it.
