@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math/bits"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -63,7 +64,12 @@ func (n *fakeNode) stats(in nodeInput) (statsapi.NodeStats, error) {
 		}
 	}
 	if !n.cpuAt.IsZero() && in.Now.After(n.cpuAt) {
-		n.cpuNanos += n.cpuRate * uint64(in.Now.Sub(n.cpuAt)) / uint64(time.Second)
+		// rate × elapsed in 128 bits: in 64 it overflows after 37 s at 500m.
+		hi, lo := bits.Mul64(n.cpuRate, uint64(in.Now.Sub(n.cpuAt)))
+		if hi < uint64(time.Second) {
+			since, _ := bits.Div64(hi, lo, uint64(time.Second))
+			n.cpuNanos += since
+		}
 	}
 	n.cpuAt, n.cpuRate = in.Now, nanoCores
 

@@ -57,6 +57,15 @@ func TestFakeNode(t *testing.T) {
 	if ws := *later.Memory.WorkingSetBytes; ws != fakeBaseWorkingSet {
 		t.Errorf("working set with no pods = %d, want the base %d", ws, fakeBaseWorkingSet)
 	}
+
+	// A long gap between two Summaries (nobody scraped for an hour): rate × elapsed does not fit
+	// in 64 bits, and the CPU time must still only grow.
+	busy := []statsapi.PodStats{podUsing(2_000_000_000, 0, 0)}
+	before, _ := n.stats(nodeInput{Pods: busy, ImageFs: imageFs, Now: t0.Add(20 * time.Second)})
+	after, _ := n.stats(nodeInput{Pods: busy, ImageFs: imageFs, Now: t0.Add(20*time.Second + time.Hour)})
+	if got, want := *after.CPU.UsageCoreNanoSeconds-*before.CPU.UsageCoreNanoSeconds, uint64(3600*(2_000_000_000+fakeBaseNanoCores)); got != want {
+		t.Errorf("CPU time over an hour at 2 cores + base = %d, want %d", got, want)
+	}
 }
 
 // The machine node reads /proc and statfs; the figures hang together.

@@ -2,6 +2,8 @@ package fake
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -61,12 +63,19 @@ func (c *container) cpuRate() uint64 {
 	return rate
 }
 
-// cpuNanosAt is the container's cumulative CPU time at now, in core-nanoseconds.
+// cpuNanosAt is the container's cumulative CPU time at now, in core-nanoseconds: what it had
+// at cpuMark, plus its rate (nanocores) × the time since (ns) / 1 s. The product is taken in 128
+// bits: in 64 it overflows after 37 s at 500m, and the CPU time would go down.
 func (c *container) cpuNanosAt(now time.Time) uint64 {
 	if c.use.cpuMark.IsZero() || now.Before(c.use.cpuMark) {
 		return c.use.cpuNanos
 	}
-	return c.use.cpuNanos + c.cpuRate()*uint64(now.Sub(c.use.cpuMark))/uint64(time.Second)
+	hi, lo := bits.Mul64(c.cpuRate(), uint64(now.Sub(c.use.cpuMark)))
+	if hi >= uint64(time.Second) {
+		return math.MaxUint64 // centuries of CPU time: the quotient would not fit
+	}
+	since, _ := bits.Div64(hi, lo, uint64(time.Second))
+	return c.use.cpuNanos + since
 }
 
 // markCPU brings the cumulative CPU time up to now; call it before the rate changes.

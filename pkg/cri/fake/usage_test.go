@@ -70,6 +70,30 @@ func TestBurnIsThrottledByCPULimit(t *testing.T) {
 	}
 }
 
+// CPU time keeps growing for as long as the container runs: rate × elapsed overflows 64 bits
+// after 37 s at 500m (5e8 nanocores × 3.7e10 ns), and metrics-server drops a container whose
+// cumulative CPU time goes down ("unexpected decrease in cumulative CPU usage value").
+func TestCPUTimeGrowsForHours(t *testing.T) {
+	e := newTestEnv(t, nil)
+	sb := e.runSandbox(t, sandboxConfig("pod"))
+	cfg := containerConfig("app", "sh", "-c", "burn 800m; sleep infinity")
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: &runtimeapi.LinuxContainerResources{CpuQuota: 50_000, CpuPeriod: 100_000}}
+	id := e.createContainer(t, sb, cfg)
+	e.startContainer(t, id)
+	var last uint64
+	for _, step := range []time.Duration{30 * time.Second, 10 * time.Second, time.Hour, 24 * time.Hour} {
+		e.clock.Step(step)
+		got := e.stats(t, id).GetCpu().GetUsageCoreNanoSeconds().GetValue()
+		if got < last {
+			t.Fatalf("CPU time went down from %d to %d after another %s", last, got, step)
+		}
+		last = got
+	}
+	if want := uint64(500_000_000) * uint64((25*time.Hour + 40*time.Second).Seconds()); last != want {
+		t.Errorf("CPU time after 25 h 40 s at 500m = %d, want %d", last, want)
+	}
+}
+
 // Over its memory limit a container ends as containerd reports an OOM kill: exit code 137,
 // reason OOMKilled; under it, it keeps running.
 func TestAllocOverMemoryLimitIsOOMKilled(t *testing.T) {
