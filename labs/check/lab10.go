@@ -87,6 +87,15 @@ func lab10() []check {
 			}
 			return usageThrottled(e.podRef(lab10Burstable), &s)
 		}},
+		{name: "kubectl top pod shows " + lab10Burstable, needs: []string{qosCheckName(lab10Burstable)}, run: func(ctx context.Context, e *env) result {
+			// What kubectl top pod reads: the PodMetrics of the metrics.k8s.io API (metrics-server).
+			body, err := e.client.CoreV1().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces", e.cfg.namespace, "pods", lab10Burstable).DoRaw(ctx)
+			if err != nil {
+				return missing("the metrics API has no figures for "+e.podRef(lab10Burstable)+": "+err.Error(),
+					"is metrics-server running? `make run` starts it (not with METRICS_SERVER=0); it scrapes every 15 s and needs two scrapes for cpu: wait half a minute and run the check again")
+			}
+			return topShows(e.podRef(lab10Burstable), body)
+		}},
 		{name: "the container of " + lab10OOM + " was OOMKilled", run: func(ctx context.Context, e *env) result {
 			pod, err := e.pod(ctx, lab10OOM)
 			if err != nil {
@@ -305,6 +314,32 @@ func usageThrottled(ref string, s *statsapi.Summary) result {
 		return passed("%s in /stats/summary: working set %dMi (alloc 200Mi), cpu %dm (burn 800m, throttled to its 500m limit)", ref, ws>>20, cores/1_000_000)
 	}
 	return missing("/stats/summary has no pod "+ref+" with one container", "is it running? "+lab10ApplyQoS+"; `kubelet_api /stats/summary` shows what the check reads")
+}
+
+// topShows: the PodMetrics (JSON, what kubectl top pod prints) has the container with its
+// alloc and its throttled burn, as metrics-server computed them from two scrapes of
+// /metrics/resource. Pure.
+func topShows(ref string, body []byte) result {
+	var m struct {
+		Window     string `json:"window"`
+		Containers []struct {
+			Name  string              `json:"name"`
+			Usage corev1.ResourceList `json:"usage"`
+		} `json:"containers"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		return missing("the metrics API's answer for "+ref+" is not PodMetrics: "+err.Error(), "see `kubectl get --raw /apis/metrics.k8s.io/v1beta1/namespaces/default/pods`")
+	}
+	if len(m.Containers) != 1 {
+		return missing(fmt.Sprintf("metrics-server has %d containers of %s (window %q)", len(m.Containers), ref, m.Window),
+			"it needs two scrapes 15 s apart of a running container: wait half a minute and run the check again; its log says why it skips one")
+	}
+	cpu, memory := m.Containers[0].Usage[corev1.ResourceCPU], m.Containers[0].Usage[corev1.ResourceMemory]
+	if cpu.MilliValue() < 400 || cpu.MilliValue() > 510 || memory.Value() < 200<<20 {
+		return missing(fmt.Sprintf("kubectl top pod shows %s at %dm cpu and %dMi: want its 500m limit and at least its alloc 200Mi", ref, cpu.MilliValue(), memory.Value()>>20),
+			"metrics-server averages over its window: wait 15 s and run the check again")
+	}
+	return passed("kubectl top pod: %s %dm cpu, %dMi (metrics-server, window %s)", ref, cpu.MilliValue(), memory.Value()>>20, m.Window)
 }
 
 // oomKilled: the pod's container went over its memory limit and was ended as the OOM killer

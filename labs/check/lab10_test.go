@@ -182,3 +182,29 @@ func TestOOMKilled(t *testing.T) {
 		})
 	}
 }
+
+func TestTopShows(t *testing.T) {
+	podMetrics := func(cpu, memory string) string {
+		return `{"kind":"PodMetrics","apiVersion":"metrics.k8s.io/v1beta1","metadata":{"name":"lab10-burstable","namespace":"default"},` +
+			`"timestamp":"2026-11-25T13:28:11Z","window":"15.009s","containers":[{"name":"app","usage":{"cpu":"` + cpu + `","memory":"` + memory + `"}}]}`
+	}
+	tests := []struct {
+		name, body string
+		ok         bool
+		says       string
+	}{
+		{"not JSON", "<html>", false, "is not PodMetrics"},
+		{"no scrape yet", `{"kind":"PodMetrics","window":"0s","containers":[]}`, false, `0 containers of default/lab10-burstable (window "0s")`},
+		{"not throttled", podMetrics("800000000n", "247Mi"), false, "800m cpu and 247Mi"},
+		{"no alloc", podMetrics("500022348n", "40Mi"), false, "501m cpu and 40Mi"},
+		{"throttled", podMetrics("500022348n", "247Mi"), true, "default/lab10-burstable 501m cpu, 247Mi (metrics-server, window 15.009s)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := topShows("default/"+lab10Burstable, []byte(tc.body))
+			if r.ok != tc.ok || !strings.Contains(r.String(), tc.says) {
+				t.Errorf("got %q, want ok=%v containing %q", r, tc.ok, tc.says)
+			}
+		})
+	}
+}

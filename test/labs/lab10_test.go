@@ -1,6 +1,7 @@
 package labs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,11 @@ func (n *node) lab10(t *testing.T) {
 	n.ensureStarted(t)
 	n.expectMissing(t, "10", "node "+n.name+" has ")
 	dir := labDir("10-resource-management")
-	n.restart(t, "--config", filepath.Join(dir, "kubelet-resources.yaml"), "--node-capacity", "cpu=2,memory=4Gi")
+	// make run starts metrics-server, and the node with a serving certificate from a CSR, which
+	// hack/run.sh approves (metrics-server verifies it against the cluster CA).
+	cluster.StartMetricsServer(t, 10*time.Second)
+	n.restart(t, "--config", filepath.Join(dir, "kubelet-resources.yaml"), "--node-capacity", "cpu=2,memory=4Gi", "--rotate-server-certificates")
+	n.approveServingCSR(t)
 	// The Node keeps its old status until the restarted kubelet's first PATCH.
 	waitFor(t, 30*time.Second, "allocatable cpu 1700m, memory 3Gi (2 − 200m − 100m; 4Gi − 512Mi − 256Mi − 256Mi)", func() (bool, string) {
 		got := kubectl(t, "get", "node", n.name, "-o", "jsonpath={.status.allocatable.cpu} {.status.allocatable.memory}")
@@ -41,6 +46,28 @@ func (n *node) lab10(t *testing.T) {
 	kubectl(t, "apply", "-f", bound)
 
 	kubectl(t, "apply", "-f", filepath.Join(dir, "oom.yaml"))
-	// The OOM kill comes 10 s after lab10-oom starts.
-	n.expectPass(t, "10", time.Minute)
+	// The OOM kill comes 10 s after lab10-oom starts; kubectl top needs two scrapes 10 s apart.
+	n.expectPass(t, "10", 2*time.Minute)
+	t.Logf("kubectl top pod:\n%s", kubectl(t, "top", "pod"))
+}
+
+// approveServingCSR approves the node's pending kubelet-serving CSR as hack/run.sh does (kubectl
+// certificate approve), once it is there.
+func (n *node) approveServingCSR(t *testing.T) {
+	t.Helper()
+	list := `{range .items[?(@.spec.signerName=="kubernetes.io/kubelet-serving")]}{.metadata.name} {.spec.username} {.status.conditions[*].type}{"\n"}{end}`
+	waitFor(t, time.Minute, "the kubelet-serving CSR of "+n.name, func() (bool, string) {
+		out := kubectl(t, "get", "csr", "-o", "jsonpath="+list)
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) == 2 && f[1] == "system:node:"+n.name {
+				kubectl(t, "certificate", "approve", f[0])
+				return true, ""
+			}
+		}
+		return false, out
+	})
+	waitFor(t, time.Minute, "the node's serving certificate", func() (bool, string) {
+		_, err := os.Stat(filepath.Join(n.rootDir, "pki", "kubelet-server-current.pem"))
+		return err == nil, fmt.Sprint(err)
+	})
 }
