@@ -10,6 +10,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/bootstrap"
 	"github.com/minikubelet/minikubelet/pkg/server"
+	"github.com/minikubelet/minikubelet/pkg/stats"
 )
 
 // The kubelet API's steps: its serving certificate and the HTTPS server on :10250.
@@ -57,6 +58,8 @@ func (k *Kubelet) startServer(ctx context.Context) (component, error) {
 		Host:                 k.pods,
 		Streaming:            k.cri.Runtime,
 		Metrics:              k.metrics,
+		Stats:                k.stats,
+		ResourceMetrics:      stats.NewResourceMetricsRegistry(k.stats.Summary, klog.FromContext(ctx)),
 		Configz:              func() any { return cfg },
 		Journal:              k.journal,
 	}

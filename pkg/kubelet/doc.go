@@ -22,6 +22,7 @@
 //	cri                  the CRI gRPC connection
 //	service-informer     list and watch Services, for the containers' service-link env
 //	pod-lifecycle        secret managers, kuberuntime, pod cache, PLEG, status manager, pod sources (made, not started)
+//	stats                the stats provider: pods' usage from CRI, the node's from the machine or made up (fake runtime)
 //	serving-certificate  serverTLSBootstrap
 //	kubelet-api          HTTPS :10250 with authn/authz
 //	node-registration    the Node object (retries until it exists)

@@ -17,6 +17,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 	"github.com/minikubelet/minikubelet/pkg/options"
+	"github.com/minikubelet/minikubelet/pkg/stats"
 )
 
 // Config is what a Kubelet is made from.
@@ -50,6 +51,7 @@ type Kubelet struct {
 	cri             *remote.Client         // cri
 	services        *services              // service-informer: the Services, for service-link env
 	pods            *pods                  // pod-lifecycle
+	stats           *stats.Provider        // stats: /stats/summary, /metrics/resource, eviction signals
 	status          *nodestatus.Manager    // node-registration
 	serving         *bootstrap.ServingCert // serving-certificate: nil without serverTLSBootstrap
 }
@@ -96,6 +98,7 @@ func (k *Kubelet) startOrder() []step {
 		{"cri", k.dialRuntime},                             // the CRI gRPC connection to the runtime
 		{"service-informer", k.startServiceInformer},       // list and watch Services: containers' service-link env
 		{"pod-lifecycle", k.makePodLifecycle},              // secret managers, kuberuntime, pod cache, PLEG, status manager, pod sources
+		{"stats", k.makeStats},                             // the stats provider: pods' usage from CRI, the node's from the machine (or made up on the fake runtime)
 		{"serving-certificate", k.startServingCertificate}, // serverTLSBootstrap: the kubelet API's certificate from a CSR
 		{"kubelet-api", k.startServer},                     // HTTPS :10250 with authn/authz: exec, logs, /pods, /metrics
 		{"node-registration", k.registerNode},              // the Node object (retries until it exists)

@@ -32,7 +32,8 @@
 //	   ▼                     copy bytes both ways
 //	runtime's streaming server ◀══▶ the process in the container
 //
-// File by file: server.go (Config, New, Run), routes.go (the mux and the small info handlers),
+// File by file: server.go (Config, New, Run), routes.go (the mux, the small info handlers and
+// /stats/summary),
 // auth.go, tls.go, logs.go (/containerLogs), streaming.go (/exec, /attach, /portForward, /run).
 //
 // /containerLogs does not go through the runtime's streaming server: Host.ContainerLogs reads
@@ -49,9 +50,11 @@
 // Every route, /healthz included, is behind authentication and authorization, as upstream.
 //
 // Simplified compared to upstream:
-//   - No /stats (no summary API), /metrics/cadvisor, /metrics/resource, /metrics/probes,
-//     /runningpods, /checkpoint, /logs (node logs), /statusz or /flagz routes.
-//     Their authorization mapping is kept, so the table matches upstream.
+//   - No /metrics/cadvisor, /metrics/probes, /runningpods, /checkpoint, /logs (node logs),
+//     /statusz or /flagz routes. Their authorization mapping is kept, so the table matches
+//     upstream. /stats/summary (Config.Stats, nodes/stats) and /metrics/resource
+//     (Config.ResourceMetrics, nodes/metrics) are served from pkg/stats; /stats/summary takes
+//     ?only_cpu_and_memory=true as upstream.
 //   - /healthz answers "ok" without health checks.
 //   - No WebSocket-to-SPDY translation in the kubelet (ExtendWebSocketsToKubelet); the API server
 //     does it for us. pkg/exec passes the upgrade through to the runtime unchanged.

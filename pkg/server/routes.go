@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/pkg/stats"
 )
 
 // routes registers the handlers, with the upstream paths (pkg/kubelet/server/server.go,
@@ -26,6 +27,14 @@ func (s *Server) routes() *http.ServeMux {
 	}
 	if s.cfg.Metrics != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	}
+	if s.cfg.ResourceMetrics != nil {
+		mux.Handle("GET /metrics/resource", promhttp.HandlerFor(s.cfg.ResourceMetrics, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	}
+	if s.cfg.Stats != nil {
+		// upstream accepts GET and POST (pkg/kubelet/server/stats/handler.go)
+		mux.HandleFunc("GET /stats/summary", s.getStatsSummary)
+		mux.HandleFunc("POST /stats/summary", s.getStatsSummary)
 	}
 	if s.cfg.Profiling {
 		// As upstream: go tool pprof https://<node>:10250/debug/pprof/heap with a client
@@ -67,6 +76,25 @@ func (s *Server) getHealthz(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) getPods(w http.ResponseWriter, r *http.Request) {
 	list := podList(s.cfg.Host.GetPods())
 	writeJSON(w, r, list)
+}
+
+// getStatsSummary returns the node's Summary as JSON; with ?only_cpu_and_memory=true only its
+// CPU and memory figures, as upstream's handleSummary.
+func (s *Server) getStatsSummary(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, fmt.Sprintf("Internal Error: parse form failed: %v", err), http.StatusInternalServerError)
+		return
+	}
+	summary, err := s.cfg.Stats.Summary(r.Context())
+	if err != nil {
+		klog.FromContext(r.Context()).Error(err, "HTTP InternalServerError serving", "request", "/stats/summary")
+		http.Error(w, fmt.Sprintf("Internal Error: %v", err), http.StatusInternalServerError)
+		return
+	}
+	if only := r.Form["only_cpu_and_memory"]; len(only) == 1 && only[0] == "true" {
+		summary = stats.CPUAndMemory(summary)
+	}
+	writeJSON(w, r, summary)
 }
 
 // podList wraps pods into a v1 PodList, as upstream's encodePods.

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/exec"
@@ -65,6 +66,12 @@ type Host interface {
 	// container stops. stdout and stderr may be the same writer. An error for which
 	// apierrors.IsNotFound is true becomes 404 if nothing was written yet.
 	ContainerLogs(ctx context.Context, namespace, podName, container string, opts *corev1.PodLogOptions, stdout, stderr io.Writer) error
+}
+
+// SummaryProvider gives the node's stats Summary (pkg/stats.Provider is one). Summary may call
+// the runtime; the caller must not modify what it returns.
+type SummaryProvider interface {
+	Summary(ctx context.Context) (*statsapi.Summary, error)
 }
 
 // Streaming is the subset of runtimeapi.RuntimeServiceClient the server uses: what pkg/exec
@@ -142,6 +149,11 @@ type Config struct {
 
 	// Metrics, if set, is served on /metrics; pass the kubelet's own registry, never a global one.
 	Metrics prometheus.Gatherer
+	// Stats, if set, serves /stats/summary (nodes/stats).
+	Stats SummaryProvider
+	// ResourceMetrics, if set, is served on /metrics/resource (nodes/metrics): the CPU and memory
+	// figures metrics-server scrapes (pkg/stats.NewResourceMetricsRegistry).
+	ResourceMetrics prometheus.Gatherer
 	// Configz, if set, returns the running configuration, served on /configz as {"kubeletconfig": …}.
 	Configz func() any
 	// Journal, if set, is served on /debug/journal (JSON) and /debug/journal/ui (a page), both

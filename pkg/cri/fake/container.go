@@ -37,6 +37,7 @@ type container struct {
 	reason    string
 	message   string
 	resources *runtimeapi.ContainerResources
+	use       usage // what its program uses on paper (usage.go)
 
 	proc    process     // the main program, its next step and $?
 	timer   clock.Timer // pending sleep, nil if none
@@ -164,6 +165,7 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 	}
 	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
 	c.startedAt = r.clock.Now()
+	c.use.cpuMark = c.startedAt
 	c.exited = make(chan struct{})
 	c.attached = map[chan output]struct{}{}
 	klog.FromContext(ctx).V(2).Info("Container started", "containerID", c.id)
@@ -262,6 +264,7 @@ func (r *Runtime) UpdateContainerResources(_ context.Context, req *runtimeapi.Up
 		return nil, status.Errorf(codes.FailedPrecondition, "container %q has exited: its resources cannot change", c.id)
 	}
 	if req.GetLinux() != nil {
+		c.markCPU(r.clock.Now()) // a new CPU limit changes the rate from now on
 		c.resources = &runtimeapi.ContainerResources{Linux: proto.Clone(req.GetLinux()).(*runtimeapi.LinuxContainerResources)}
 	}
 	return &runtimeapi.UpdateContainerResourcesResponse{}, nil

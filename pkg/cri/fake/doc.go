@@ -26,7 +26,8 @@
 //	GetContainerEvents                                       every state change, as a stream
 //	ExecSync                                                 program grammar, output returned at once
 //	Exec, Attach, PortForward                                a one-time URL on the streaming server
-//	ContainerStats … ListPodSandboxStats                     made-up but stable numbers
+//	ContainerStats … ListPodSandboxStats                     a stable made-up base plus what programs
+//	                                                         use on paper (alloc, burn; usage.go)
 //	PullImage, ImageStatus, ListImages, RemoveImage, …       images are names only, never downloaded
 //	ListMetricDescriptors, ListPodSandboxMetrics             empty: the kubelet uses the stats calls
 //	CheckpointContainer, Stream* (CRIListStreaming), …       Unimplemented (the embedded
@@ -73,6 +74,9 @@
 //	mkdir [-p] D…                   directory"), read-only ("… Read-only file system") or a mount point
 //	test EXPR | [ EXPR ]            -e -f -d -s F, -n -z S, S = S, S != S, N -eq|-ne|-lt|-le|-gt|-ge N, ! EXPR
 //	serve …, httpd …                answer on the pod IP (see "Serving")
+//	alloc QUANTITY                  the working set grows by QUANTITY (alloc 200Mi) until the container
+//	                                exits; over the memory limit the container is OOM-killed (below)
+//	burn QUANTITY                   the container uses QUANTITY more CPU (burn 500m) until it exits
 //	anything else (nginx, /pause …) block until stopped, like a server
 //
 // The program exits with the last status after its last command. So:
@@ -86,6 +90,20 @@
 //	                                        the docs' liveness-exec pod: `cat /tmp/healthy` in an
 //	                                        exec probe succeeds for 30 s, then fails
 //	sh -c "sleep 10 && echo bye > /dev/termination-log"   the termination message
+//	sh -c "alloc 200Mi; burn 500m; sleep infinity"          200Mi more memory and half a core in
+//	                                        /stats/summary and kubectl top, while it runs
+//
+// # Resource usage on paper
+//
+// Nothing runs, so ContainerStats reports what the program says it uses (usage.go, stats.go):
+// every RUNNING container has a base derived from its ID (1m–50m CPU, 4–63 MiB of working set,
+// at most half its memory limit), to which each alloc and burn of its main program adds, until it
+// exits. CPU time grows with the rate while the container runs, and a rate over the CPU limit
+// (CpuQuota/CpuPeriod) is throttled to it. When an alloc takes the working set over
+// MemoryLimitInBytes, the container ends as the kernel's OOM killer and containerd would: exit
+// code 137, reason OOMKilled (the kubelet shows it in the pod's status). The writable layer's
+// usage is the in-memory layer's (below). In ExecSync and exec sessions alloc and burn succeed
+// and count nothing: an exec'd process's usage would end with it.
 //
 // ExecSync runs a command with the same grammar inside a running container, with one difference:
 // unknown commands succeed at once with no output (so exec probes such as `nginx -t` pass). It

@@ -29,7 +29,8 @@ type process struct {
 }
 
 // run runs the process from its pc until a step must wait or the program ends, and returns that
-// step — stepSleep, stepForever, stepStdin, stepServe, or stepExit with the exit code — and the
+// step — stepSleep, stepForever, stepStdin, stepServe, stepAlloc, stepBurn, or stepExit with the
+// exit code — and the
 // sink its output goes to (its redirections applied). The caller waits, or serves, and sets
 // p.status before it runs the process again.
 func (p *process) run(v view, out sink) (step, sink, error) {
@@ -78,7 +79,7 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 				return st, o, nil
 			}
 			// In the background they do nothing anyone waits for, and $? is 0.
-		case stepServe:
+		case stepServe, stepAlloc, stepBurn:
 			return st, o, nil
 		}
 		for _, w := range outputs {
@@ -181,6 +182,10 @@ func (r *Runtime) advanceLocked(c *container) {
 			if !r.serveLocked(c, stop.serve, out) || stop.bg {
 				continue // failed ($? is 1), or serving in the background
 			}
+		case stepAlloc, stepBurn:
+			if r.useLocked(c, stop) {
+				continue
+			}
 		case stepExit:
 			r.exitLocked(c, stop.code, reasonFor(stop.code), "")
 		case stepSleep:
@@ -193,7 +198,7 @@ func (r *Runtime) advanceLocked(c *container) {
 				}()
 			})
 		}
-		return // stepForever, serve: until StopContainer, RemoveContainer or a fault
+		return // stepForever, serve, OOM-killed: until StopContainer, RemoveContainer or a fault
 	}
 }
 
@@ -251,8 +256,10 @@ func (r *Runtime) exitLocked(c *container, code int32, reason, message string) {
 	}
 	r.stopTimerLocked(c)
 	r.stopServersLocked(c)
-	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.finished = r.clock.Now()
+	c.markCPU(c.finished) // CPU time stops growing, and the memory is freed
+	c.use.allocated = 0
+	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.exitCode, c.reason, c.message = code, reason, message
 	close(c.exited)
 	for a := range c.attached {
@@ -306,6 +313,8 @@ func (r *Runtime) execute(ctx context.Context, program []step, v view, out sink,
 		switch stop.kind {
 		case stepExit:
 			return stop.code, nil
+		case stepAlloc, stepBurn:
+			continue // an exec'd process's usage ends with it; only the main program's counts
 		case stepServe:
 			srv, err := listen(stop.serve, v)
 			if err != nil {

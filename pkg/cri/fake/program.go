@@ -22,6 +22,8 @@ const (
 	stepNoop                    // a command outside the grammar in exec: succeeds, prints nothing
 	stepStdin                   // cat without arguments: copy stdin to stdout until it ends
 	stepServe                   // serve (serve.go): answer on the pod IP until the container stops
+	stepAlloc                   // alloc: the container's working set grows by n bytes (usage.go)
+	stepBurn                    // burn: the container uses n more nanocores of CPU (usage.go)
 )
 
 // step is one parsed command.
@@ -37,6 +39,7 @@ type step struct {
 	lastStatus bool       // stepExit: `exit` without a number exits with $?
 	argv       []string   // stepBuiltin, stepNoop: the command and its arguments
 	serve      *serveSpec // stepServe
+	n          uint64     // stepAlloc: bytes; stepBurn: nanocores
 }
 
 func (s step) String() string {
@@ -79,6 +82,10 @@ func (s step) String() string {
 		b.WriteString("cat stdin")
 	case stepServe:
 		b.WriteString(s.serve.String())
+	case stepAlloc:
+		fmt.Fprintf(&b, "alloc %d", s.n)
+	case stepBurn:
+		fmt.Fprintf(&b, "burn %dn", s.n)
 	}
 	for _, r := range s.redirs {
 		b.WriteString(" " + r.String())
@@ -168,6 +175,8 @@ func parseCommand(words []string, mode unknownMode) step {
 			return step{kind: stepFail, code: 1, text: fmt.Sprintf("sleep: invalid time interval '%s'", args[0])}
 		}
 		return step{kind: stepSleep, d: d}
+	case name == "alloc" || name == "burn":
+		return parseUsage(name, args)
 	case name == "serve" || name == "httpd":
 		spec, bg, msg := parseServe(name, args)
 		if spec == nil {

@@ -355,3 +355,11 @@ func (f *rootfs) readDir(p string) ([]string, error) {
 	maps.DeleteFunc(set, func(_ string, show bool) bool { return !show })
 	return slices.Sorted(maps.Keys(set)), nil
 }
+
+// usage is what the in-memory layer holds, as a writable layer's usage: the files' content plus
+// a 4 KiB block per entry, and the number of entries (inodes).
+func (f *rootfs) usage() (bytes, inodes uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return uint64(f.size) + 4096*uint64(len(f.layer)), uint64(len(f.layer))
+}

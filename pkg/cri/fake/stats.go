@@ -10,8 +10,9 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// Fake resource usage is made up but stable: each container gets a CPU rate and a working set
-// derived from its ID, and its CPU time grows with how long it has been running.
+// Fake resource usage is made up but stable, plus what the program asks for (usage.go): each
+// running container has a base CPU rate and working set derived from its ID, to which alloc and
+// burn add; its CPU time grows with its rate while it runs.
 
 // usageSeed is a stable pseudo-random number for a hex ID.
 func usageSeed(id string) uint64 {
@@ -22,50 +23,48 @@ func usageSeed(id string) uint64 {
 	return binary.BigEndian.Uint64(b)
 }
 
-// runningFor is how long c has been running at now (up to its exit).
-func (c *container) runningFor(now time.Time) time.Duration {
-	switch {
-	case c.startedAt.IsZero():
-		return 0
-	case !c.finished.IsZero():
-		return c.finished.Sub(c.startedAt)
-	default:
-		return now.Sub(c.startedAt)
+// baseNanoCores is the CPU a running container uses before any burn: 1m–50m.
+func baseNanoCores(id string) uint64 { return (1 + usageSeed(id)%50) * 1_000_000 }
+
+// baseWorkingSet is the memory a running container uses before any alloc: 4–63 MiB, and at most
+// half its memory limit, so a small limit is not exceeded by the base alone.
+func baseWorkingSet(id string, limit uint64) uint64 {
+	ws := (4 + usageSeed(id)%60) << 20
+	if limit > 0 {
+		ws = min(ws, limit/2)
 	}
+	return ws
 }
 
 func (r *Runtime) containerStatsLocked(c *container, now time.Time) *runtimeapi.ContainerStats {
 	seed := usageSeed(c.id)
-	nanoCores := uint64(0)
-	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-		nanoCores = (1 + seed%50) * 1_000_000 // 1m–50m CPU
-	}
-	running := c.runningFor(now)
-	cpuSeconds := (1 + seed%50) * 1_000_000 * uint64(running/time.Second) // 1m–50m CPU over the run
-	workingSet := (4 + seed%60) << 20                                     // 4–63 MiB
+	workingSet := c.workingSet()
+	layerBytes, layerInodes := c.fs.usage()
 	ts := now.UnixNano()
 	stats := &runtimeapi.ContainerStats{
 		Attributes: &runtimeapi.ContainerAttributes{Id: c.id, Metadata: c.config.GetMetadata(),
 			Labels: c.config.GetLabels(), Annotations: c.config.GetAnnotations()},
 		Cpu: &runtimeapi.CpuUsage{
 			Timestamp:            ts,
-			UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: cpuSeconds},
-			UsageNanoCores:       &runtimeapi.UInt64Value{Value: nanoCores},
+			UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: c.cpuNanosAt(now)},
+			UsageNanoCores:       &runtimeapi.UInt64Value{Value: c.cpuRate()},
 		},
 		Memory: &runtimeapi.MemoryUsage{
 			Timestamp:       ts,
 			WorkingSetBytes: &runtimeapi.UInt64Value{Value: workingSet},
-			UsageBytes:      &runtimeapi.UInt64Value{Value: workingSet + 1<<20},
+			UsageBytes:      &runtimeapi.UInt64Value{Value: workingSet + workingSet/16},
 			RssBytes:        &runtimeapi.UInt64Value{Value: workingSet / 2},
-			AvailableBytes:  &runtimeapi.UInt64Value{Value: 1 << 30},
 			PageFaults:      &runtimeapi.UInt64Value{Value: seed % 10_000},
 		},
 		WritableLayer: &runtimeapi.FilesystemUsage{
 			Timestamp:  ts,
 			FsId:       &runtimeapi.FilesystemIdentifier{Mountpoint: imageFsMountpoint},
-			UsedBytes:  &runtimeapi.UInt64Value{Value: (1 + seed%100) * 4096},
-			InodesUsed: &runtimeapi.UInt64Value{Value: 1 + seed%100},
+			UsedBytes:  &runtimeapi.UInt64Value{Value: layerBytes},
+			InodesUsed: &runtimeapi.UInt64Value{Value: layerInodes},
 		},
+	}
+	if limit := c.memoryLimit(); limit > 0 && workingSet < limit {
+		stats.Memory.AvailableBytes = &runtimeapi.UInt64Value{Value: limit - workingSet}
 	}
 	return proto.Clone(stats).(*runtimeapi.ContainerStats) // the caller may keep it
 }

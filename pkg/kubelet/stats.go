@@ -1,0 +1,36 @@
+package kubelet
+
+import (
+	"context"
+
+	"github.com/minikubelet/minikubelet/pkg/nodestatus"
+	"github.com/minikubelet/minikubelet/pkg/stats"
+)
+
+// makeStats builds the stats provider behind /stats/summary and /metrics/resource (and the
+// eviction manager's signals): the pods' figures from CRI, the node's from the machine, or, on
+// the built-in fake runtime, made up from its pods and the node's reported capacity.
+func (k *Kubelet) makeStats(context.Context) (component, error) {
+	o := k.opts
+	cfg := stats.Config{
+		NodeName:   o.NodeName,
+		Runtime:    k.cri.Runtime,
+		Images:     k.cri.Image,
+		Pods:       k.pods.GetPods,
+		PodLogsDir: o.Config.PodLogsDir,
+		RootDir:    o.RootDir,
+	}
+	if o.ContainerRuntimeEndpoint == "" { // the fake runtime: nothing runs, the machine says nothing of its pods
+		capacity, _, err := nodestatus.NodeResources(nodestatus.ReadMachine(o.RootDir), o.Capacity, o.Config.MaxPods, o.NodeReserved)
+		if err != nil {
+			return nil, err
+		}
+		cfg.FakeCapacity = capacity
+	}
+	p, err := stats.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	k.stats = p
+	return nil, nil
+}
