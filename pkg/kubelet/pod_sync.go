@@ -31,7 +31,10 @@ func (p *pods) setReasons(uid types.UID, errs map[string]kuberuntime.ContainerEr
 }
 
 func (p *pods) statusInputs(pod *corev1.Pod) statusInputs {
-	evict := p.shouldEvict(pod) // outside the lock: it records an Event
+	evict := p.evictedBy(pod) // the eviction manager's decision wins over the deadline's
+	if evict == nil {
+		evict = p.shouldEvict(pod) // outside the lock: it records an Event
+	}
 	p.reasonsMu.Lock()
 	defer p.reasonsMu.Unlock()
 	return statusInputs{nodeIP: p.cfg.NodeIP, runtimeName: p.cfg.RuntimeName, reasons: p.reasons[pod.UID], now: p.cfg.Clock.Now(),
@@ -89,6 +92,9 @@ func (p *pods) ensureMirrorPod(ctx context.Context, pod, mirror *corev1.Pod) {
 func (p *pods) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus, grace int64) error {
 	klog.FromContext(ctx).V(2).Info("Stopping pod", "pod", klog.KObj(pod), "gracePeriod", grace)
 	p.probes.manager.StopLivenessAndStartup(pod) // a stopping pod is not restarted; readiness goes on
+	if p.evictedBy(pod) != nil {                 // say Evicted while its containers stop (upstream: the kill's PodStatusFunc)
+		p.status.SetPodStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod)))
+	}
 	if err := p.cfg.Runtime.KillPod(ctx, pod, rs, grace); err != nil {
 		return err
 	}
