@@ -92,9 +92,6 @@ func (p *pods) ensureMirrorPod(ctx context.Context, pod, mirror *corev1.Pod) {
 func (p *pods) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus, grace int64) error {
 	klog.FromContext(ctx).V(2).Info("Stopping pod", "pod", klog.KObj(pod), "gracePeriod", grace)
 	p.probes.manager.StopLivenessAndStartup(pod) // a stopping pod is not restarted; readiness goes on
-	if p.evictedBy(pod) != nil {                 // say Evicted while its containers stop (upstream: the kill's PodStatusFunc)
-		p.status.SetPodStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod)))
-	}
 	if err := p.cfg.Runtime.KillPod(ctx, pod, rs, grace); err != nil {
 		return err
 	}
