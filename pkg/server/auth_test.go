@@ -43,6 +43,8 @@ func TestRequestAttributes(t *testing.T) {
 		{"GET", "/stats/summary", "get", []string{"stats"}},
 		{"GET", "/metrics", "get", []string{"metrics"}},
 		{"GET", "/metrics/cadvisor", "get", []string{"metrics"}},
+		{"GET", "/metrics/resource", "get", []string{"metrics"}}, // what metrics-server scrapes
+		{"POST", "/stats/summary", "create", []string{"stats"}},
 		{"GET", "/logs/syslog", "get", []string{"log"}},
 		{"POST", "/checkpoint/default/web/app", "create", []string{"checkpoint"}},
 		{"GET", "/statusz", "get", []string{"statusz"}},

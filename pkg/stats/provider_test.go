@@ -46,7 +46,7 @@ func TestProviderCachesAndFallsBack(t *testing.T) {
 	clock := clocktesting.NewFakePassiveClock(t0)
 	p, err := New(Config{
 		NodeName: "n1", Runtime: cri, Images: cri, Clock: clock, PodLogsDir: t.TempDir(),
-		Pods: func() []*corev1.Pod { return []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: "u1"}}} },
+		Pods:         func() []*corev1.Pod { return []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: "u1"}}} },
 		FakeCapacity: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourceEphemeralStorage: resource.MustParse("1Gi")},
 	})
 	if err != nil {
@@ -79,4 +79,3 @@ func TestNewRefusesMissingFields(t *testing.T) {
 		t.Error("New without CRI clients: no error")
 	}
 }
-

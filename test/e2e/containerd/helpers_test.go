@@ -155,6 +155,7 @@ func (r *daemon) containers(t *testing.T, sandboxes []criPod) []criContainer {
 type node struct {
 	name    string
 	rootDir string
+	port    int // its kubelet API, on 127.0.0.1
 	proc    *framework.Process
 }
 
@@ -163,11 +164,11 @@ type node struct {
 func startNode(t *testing.T, name string, rt *daemon, extra ...string) *node {
 	t.Helper()
 	rootDir := t.TempDir()
-	n := &node{name: name, rootDir: rootDir}
+	n := &node{name: name, rootDir: rootDir, port: framework.FreePort(t)}
 	n.proc = framework.StartProcess(t, minikubelet, append([]string{
 		"--bootstrap-kubeconfig", cluster.BootstrapKubeconfig, "--root-dir", rootDir,
 		"--hostname-override", name, "--node-ip", "127.0.0.1",
-		"--address", "127.0.0.1", "--port", strconv.Itoa(framework.FreePort(t)),
+		"--address", "127.0.0.1", "--port", strconv.Itoa(n.port),
 		"--container-runtime-endpoint", rt.endpoint, "-v", "2"}, extra...)...)
 	t.Cleanup(func() {
 		_ = cluster.Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})

@@ -40,7 +40,7 @@ func hostCgroupFile(t *testing.T, controller, parent, containerID, v1File, v2Fil
 // /kubepods/burstable/pod<uid>, with the memory limit (seen inside the container too), the
 // CFS quota of its cpu limit, and the oom_score_adj of its QoS class; a container that
 // allocates more than its memory limit is OOM-killed, and its status says OOMKilled; the pod
-// cgroup goes once the pod is deleted.
+// cgroup goes once the pod is deleted. /stats/summary shows the running container's real usage.
 func TestResourcesReachTheCgroup(t *testing.T) {
 	rt := startContainerd(t)
 	n := startNode(t, "e2e-containerd-resources", rt)
@@ -83,6 +83,8 @@ func TestResourcesReachTheCgroup(t *testing.T) {
 	if len(lines) == 2 && lines[1] != fmt.Sprint(want) {
 		t.Errorf("oom_score_adj = %s, want %d", lines[1], want)
 	}
+
+	expectContainerStats(t, n, ns, "limited")
 
 	// dd's 256Mi buffer is written by each read of /dev/zero: far over 64Mi.
 	hog := busyboxPod(n.name, corev1.RestartPolicyNever, "dd", "if=/dev/zero", "of=/dev/null", "bs=256M", "count=4")

@@ -12,12 +12,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
 
-// The API server's node proxy reaches minikubelet's /pods, /metrics and /healthz as the API
+// The API server's node proxy reaches minikubelet's /pods, /metrics, /stats/summary,
+// /metrics/resource and /healthz as the API
 // server's kubelet client (authenticated by x509, authorized by SubjectAccessReview), exactly as
 // `kubectl get --raw /api/v1/nodes/<node>/proxy/...` does against a real node.
 func TestNodeProxy(t *testing.T) {
@@ -43,7 +45,7 @@ func TestNodeProxy(t *testing.T) {
 		NodeName:                      name,
 		AutomountServiceAccountToken:  ptr.To(false),
 		TerminationGracePeriodSeconds: ptr.To[int64](1),
-		Containers:                    []corev1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sleep", "3600"}}},
+		Containers:                    []corev1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sh", "-c", "alloc 200Mi; sleep 3600"}}},
 	}}
 	framework.Eventually(t, time.Minute, "pod web created (the namespace's service account exists)", func() (bool, string) {
 		_, err := cluster.Client.CoreV1().Pods(ns.Name).Create(ctx, pod, metav1.CreateOptions{})
@@ -99,6 +101,24 @@ func TestNodeProxy(t *testing.T) {
 		}
 		return false, "no kubelet_running_pods"
 	})
+	// `kubectl get --raw /api/v1/nodes/<node>/proxy/stats/summary`: the pod's alloc 200Mi shows.
+	var summary statsapi.Summary
+	if err := json.Unmarshal([]byte(raw("/stats/summary")), &summary); err != nil {
+		t.Fatalf("/proxy/stats/summary is not a Summary: %v", err)
+	}
+	var ws uint64
+	for _, p := range summary.Pods {
+		if p.PodRef.Namespace == ns.Name && p.PodRef.Name == "web" && len(p.Containers) == 1 && p.Containers[0].Memory != nil {
+			ws = ptr.Deref(p.Containers[0].Memory.WorkingSetBytes, 0)
+		}
+	}
+	if summary.Node.NodeName != name || ws < 200<<20 {
+		t.Errorf("/proxy/stats/summary: node %q, web's working set %d, want %s and at least 200Mi", summary.Node.NodeName, ws, name)
+	}
+	want := fmt.Sprintf(`container_memory_working_set_bytes{container="app",namespace="%s",pod="web"} `, ns.Name)
+	if res := raw("/metrics/resource"); !strings.Contains(res, want) {
+		t.Errorf("/proxy/metrics/resource has no %s:\n%s", want, firstLines(res, 30))
+	}
 	if got := strings.TrimSpace(raw("/healthz")); got != "ok" {
 		t.Errorf("/proxy/healthz = %q, want ok", got)
 	}
