@@ -6,7 +6,7 @@
 //
 // Upstream counterparts (v1.36), file by file:
 //
-//   - requests.go: PodRequests, AggregateContainerRequests
+//   - requests.go: PodRequests, AggregateContainerRequests, AggregateContainerLimits
 //     (staging/src/k8s.io/component-helpers/resource/helpers.go; a module minikubelet does not
 //     depend on, so the formula is written again here);
 //   - allocatable.go: ParseReserved, ParseEvictionHard, NodeAllocatableReservation,

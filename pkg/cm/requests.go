@@ -36,9 +36,20 @@ func PodRequests(pod *corev1.Pod) corev1.ResourceList {
 // where a sidecar is an init container with restartPolicy Always. Ephemeral containers have no
 // resources. Pure.
 func AggregateContainerRequests(pod *corev1.Pod) corev1.ResourceList {
+	return aggregateContainers(pod, func(r *corev1.ResourceRequirements) corev1.ResourceList { return r.Requests })
+}
+
+// AggregateContainerLimits is the same formula over the containers' limits: the most the pod
+// may use at once of a resource every container limits (upstream PodLimits without pod-level
+// limits and overhead; the eviction manager's limit of a pod's ephemeral storage). Pure.
+func AggregateContainerLimits(pod *corev1.Pod) corev1.ResourceList {
+	return aggregateContainers(pod, func(r *corev1.ResourceRequirements) corev1.ResourceList { return r.Limits })
+}
+
+func aggregateContainers(pod *corev1.Pod, of func(*corev1.ResourceRequirements) corev1.ResourceList) corev1.ResourceList {
 	reqs := corev1.ResourceList{}
 	for i := range pod.Spec.Containers {
-		addResources(reqs, pod.Spec.Containers[i].Resources.Requests)
+		addResources(reqs, of(&pod.Spec.Containers[i].Resources))
 	}
 	sidecars := corev1.ResourceList{} // the sidecars started so far
 	initPeak := corev1.ResourceList{} // the most any init container's moment needs
@@ -46,11 +57,11 @@ func AggregateContainerRequests(pod *corev1.Pod) corev1.ResourceList {
 		c := &pod.Spec.InitContainers[i]
 		moment := corev1.ResourceList{}
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			addResources(reqs, c.Resources.Requests) // it keeps running beside the app
-			addResources(sidecars, c.Resources.Requests)
+			addResources(reqs, of(&c.Resources)) // it keeps running beside the app
+			addResources(sidecars, of(&c.Resources))
 			addResources(moment, sidecars)
 		} else {
-			addResources(moment, c.Resources.Requests)
+			addResources(moment, of(&c.Resources))
 			addResources(moment, sidecars)
 		}
 		maxResources(initPeak, moment)

@@ -16,7 +16,7 @@
 //	PLEG ──────────────┤  (one mutex, a slice;     └─▶ the same on --debug-address (loopback, no
 //	status manager ────┤   oldest overwritten)         authentication) ◀── minikubelet journal
 //	lease, secrets ────┤
-//	prober ────────────┤
+//	prober, eviction ──┤
 //	start order ───────┘
 //
 // # Sources and kinds (labs depend on these strings)
@@ -47,6 +47,11 @@
 //	secrets    get, watch, cache hit                  -    kind (secret, configmap), object
 //	start      start, stop                            -    step (a step of the start order), took, error
 //	probe      liveness, readiness, startup           yes  result, container, output (on a change)
+//	eviction   pressure                               -    conditions (the pressure conditions, on a change)
+//	eviction   threshold met                          -    signal, threshold, available, gracePeriod (a pass that
+//	                                                        must reclaim: one per pass while it lasts)
+//	eviction   evict                                  yes  signal, gracePeriod, message
+//	eviction   reject                                 yes  conditions (admission refused a pod under pressure)
 //
 // A pod is "namespace/name" (PodKey). A kubectl delete shows as configCh DELETE (graceful
 // deletion: deletionTimestamp set), later configCh REMOVE (the pod is gone from the API server,

@@ -23,6 +23,7 @@ const (
 	SourceSecrets   = "secrets"   // the secret and configmap managers' requests and cache hits
 	SourceStart     = "start"     // a step of the start order started or stopped (pkg/kubelet)
 	SourceProbe     = "probe"     // a probe's result changed (pkg/prober)
+	SourceEviction  = "eviction"  // pressure conditions, thresholds met, evictions, refusals (pkg/eviction)
 )
 
 // Event is one thing that happened in the kubelet. Record fills Seq and Time.

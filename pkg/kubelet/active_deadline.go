@@ -15,9 +15,14 @@ const (
 	messageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
 )
 
-// eviction is why the kubelet fails a pod that still runs: its phase becomes Failed with this
+// podEviction is why the kubelet fails a pod that still runs: its phase becomes Failed with this
 // reason and message (upstream lifecycle.ShouldEvictResponse).
-type eviction struct{ reason, message string }
+type podEviction struct {
+	reason, message string
+	// condition, when set, is added to (or replaces) the pod's condition of its type: the
+	// DisruptionTarget of a pod the eviction manager evicts.
+	condition *corev1.PodCondition
+}
 
 // pastActiveDeadline reports whether pod, started at its status's startTime, has been active for
 // activeDeadlineSeconds or longer at now. Pure.
@@ -39,10 +44,10 @@ func (p *pods) pastDeadline(pod *corev1.Pod) bool {
 
 // shouldEvict is upstream's activeDeadlineHandler.ShouldEvict: a pod past its deadline is to be
 // failed, and an Event says so.
-func (p *pods) shouldEvict(pod *corev1.Pod) *eviction {
+func (p *pods) shouldEvict(pod *corev1.Pod) *podEviction {
 	if !p.pastDeadline(pod) {
 		return nil
 	}
 	p.recorder.Eventf(pod, corev1.EventTypeNormal, reasonDeadlineExceeded, messageDeadlineExceeded)
-	return &eviction{reason: reasonDeadlineExceeded, message: messageDeadlineExceeded}
+	return &podEviction{reason: reasonDeadlineExceeded, message: messageDeadlineExceeded}
 }

@@ -48,11 +48,34 @@ func TestEvictedStatus(t *testing.T) {
 	pod := apiPod(corev1.RestartPolicyAlways)
 	rs := &kubecontainer.PodStatus{Sandboxes: readySandboxes(), Containers: []*kubecontainer.ContainerStatus{inst("c1", runtimeapi.ContainerState_CONTAINER_RUNNING, 0, 0)}}
 	st := generateAPIPodStatus(pod, rs, statusInputs{now: now, runtimeName: "fake",
-		evict: &eviction{reason: reasonDeadlineExceeded, message: messageDeadlineExceeded}})
+		evict: &podEviction{reason: reasonDeadlineExceeded, message: messageDeadlineExceeded}})
 	if st.Phase != corev1.PodFailed || st.Reason != "DeadlineExceeded" || st.Message != "Pod was active on the node longer than the specified deadline" {
 		t.Errorf("status = %s %q %q", st.Phase, st.Reason, st.Message)
 	}
 	if c := condition(st, corev1.PodReady); c.Status != corev1.ConditionFalse || c.Reason != "PodFailed" {
 		t.Errorf("Ready = %+v, want False PodFailed", c)
+	}
+}
+
+// A pod the eviction manager evicts is Failed, reason Evicted, with its message and the
+// DisruptionTarget condition (replacing one the API had), as upstream's kill PodStatusFunc.
+func TestEvictedByEvictionManagerStatus(t *testing.T) {
+	pod := apiPod(corev1.RestartPolicyAlways)
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionFalse, Reason: "old"}}
+	rs := &kubecontainer.PodStatus{Sandboxes: readySandboxes(), Containers: []*kubecontainer.ContainerStatus{inst("c1", runtimeapi.ContainerState_CONTAINER_RUNNING, 0, 0)}}
+	const msg = "The node was low on resource: memory. "
+	target := &corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonTerminationByKubelet, Message: msg}
+	st := generateAPIPodStatus(pod, rs, statusInputs{now: now, runtimeName: "fake", evict: &podEviction{reason: "Evicted", message: msg, condition: target}})
+	if st.Phase != corev1.PodFailed || st.Reason != "Evicted" || st.Message != msg {
+		t.Errorf("status = %s %q %q", st.Phase, st.Reason, st.Message)
+	}
+	var targets []corev1.PodCondition
+	for _, c := range st.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			targets = append(targets, c)
+		}
+	}
+	if len(targets) != 1 || targets[0].Status != corev1.ConditionTrue || targets[0].Reason != "TerminationByKubelet" || targets[0].Message != msg {
+		t.Errorf("DisruptionTarget conditions = %+v, want one, True TerminationByKubelet", targets)
 	}
 }

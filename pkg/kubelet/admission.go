@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/eviction"
 	"github.com/minikubelet/minikubelet/pkg/qos"
 )
 
@@ -53,10 +53,16 @@ func admitOS(pod *corev1.Pod, nodeOS string) admission {
 // admit is the kubelet's admission of pod. Upstream runs its admit handlers in this order and
 // stops at the first rejection: eviction, sysctls, resource allocation, then the predicate
 // handler (the OS checks first, then the general predicates, the resources among them),
-// AppArmor, pod features, shutdown. minikubelet has the sysctls (sysctl.go), the OS checks and
-// the resources (admission_resources.go), fitted among the other active pods: those whose
-// worker is neither terminated nor done with a terminal pod (upstream filterOutInactivePods).
+// AppArmor, pod features, shutdown. minikubelet has the eviction manager's (pkg/eviction: no
+// BestEffort pod under MemoryPressure, no pod under other pressure; reason Evicted), the sysctls
+// (sysctl.go), the OS checks and the resources (admission_resources.go), fitted among the other
+// active pods (activePods, eviction.go).
 func (p *pods) admit(pod *corev1.Pod) admission {
+	if p.evictionAdmit != nil {
+		if ok, msg := p.evictionAdmit(pod); !ok {
+			return admission{reason: eviction.Reason, message: msg}
+		}
+	}
 	if err := checkSysctls(pod); err != nil {
 		return admission{reason: reasonSysctlForbidden, message: err.Error()}
 	}
@@ -64,15 +70,10 @@ func (p *pods) admit(pod *corev1.Pod) admission {
 		return a
 	}
 	var others []*corev1.Pod
-	for _, other := range p.manager.GetPods() {
-		if other.UID == pod.UID {
-			continue
+	for _, other := range p.activePods() {
+		if other.UID != pod.UID {
+			others = append(others, other)
 		}
-		st, known := p.workers.State(other.UID)
-		if !known || st == podworkers.Terminated || st == podworkers.Finished || (isTerminal(other) && st != podworkers.Terminating) {
-			continue // rejected, or no longer holds what it asked for
-		}
-		others = append(others, other)
 	}
 	return admitResources(pod, others, p.cfg.Allocatable)
 }

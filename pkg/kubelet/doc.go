@@ -66,7 +66,9 @@
 // # Admission (admission.go)
 //
 // A pod added (configCh ADD) is admitted once, as upstream's admit handlers do, in their order:
-// its sysctls (SysctlForbidden), the pod's kubernetes.io/os label
+// the eviction manager's (pkg/eviction, eviction.go: under MemoryPressure no BestEffort pod,
+// under DiskPressure or PIDPressure no pod, critical pods exempt — reason Evicted, "The node had
+// condition: [MemoryPressure]. "), its sysctls (SysctlForbidden), the pod's kubernetes.io/os label
 // (PodOSSelectorNodeLabelDoesNotMatch), its spec.os.name (PodOSNotSupported), then its resources
 // (admission_resources.go), fitted beside the other active pods in the node's allocatable (what
 // pkg/nodestatus reports: capacity less kubeReserved, systemReserved and evictionHard): the pod
@@ -74,8 +76,17 @@
 // effective requests name (pkg/cm PodRequests: init containers, sidecars, pod-level requests,
 // overhead) — OutOfcpu, "Node didn't have enough resource: cpu, requested: 5000, used: 100,
 // capacity: 1900". A rejected pod gets a Warning Event and a fresh Failed status, "Pod was
-// rejected: …", and no worker. Simplified: no eviction, node affinity, node name, host port,
-// taint, topology or shutdown admission; a pod's requests are its spec's (no resize).
+// rejected: …", and no worker. Simplified: no node affinity, node name, host port, taint,
+// topology or shutdown admission; a pod's requests are its spec's (no resize).
+//
+// # Eviction (eviction.go)
+//
+// The eviction step makes pkg/eviction's manager over the stats provider and runs its loop. It
+// kills through the pod workers (evictPod: a SyncPodKill with the grace period it asks for, at
+// least 1 s) and remembers the decision, so generateAPIPodStatus makes the pod Failed with reason
+// Evicted, the message and the DisruptionTarget condition — the status manager sends the
+// condition with the terminal phase once no container runs. The node status reads its pressure
+// conditions (SetPressure).
 //
 // The pods' QoS class (pkg/qos) is the API server's status.qosClass, computed for a static pod;
 // with a real runtime, housekeeping removes the cgroups of pods that are gone (pkg/cm).

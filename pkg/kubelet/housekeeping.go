@@ -55,6 +55,11 @@ func (p *pods) handlePodCleanups(ctx context.Context) error {
 			delete(p.reasons, uid)
 		}
 	}
+	for uid := range p.evicted {
+		if !keep[uid] {
+			delete(p.evicted, uid)
+		}
+	}
 	p.reasonsMu.Unlock()
 
 	runtimePods, err := p.cfg.Runtime.GetPods(ctx, true)

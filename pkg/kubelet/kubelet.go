@@ -109,6 +109,7 @@ func (k *Kubelet) startOrder() []step {
 		{"pleg", k.startPLEG},                              // relist the runtime every second into the pod cache (EventedPLEG: its events, relist every 5 min)
 		{"status-manager", k.startStatusManager},           // pods/status PATCHes
 		{"prober", k.startProber},                          // liveness, readiness and startup probe workers
+		{"eviction", k.startEviction},                      // the eviction manager: pressure conditions, evictions every 10 s, admission under pressure
 		{"pod-sources", k.startPodSources},                 // pods with spec.nodeName = us, and static manifests
 		{"syncloop", k.startSyncLoop},                      // the main loop: everything above meets here
 	}

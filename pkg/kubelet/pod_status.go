@@ -25,8 +25,9 @@ type statusInputs struct {
 	// probes sets each container status's Ready and Started from the probes' results (the
 	// prober manager's UpdatePodStatus); nil: as if no container had a probe.
 	probes readinessUpdater
-	// evict, when set, fails the pod with its reason and message (activeDeadlineSeconds).
-	evict *eviction
+	// evict, when set, fails the pod with its reason and message (activeDeadlineSeconds, or the
+	// eviction manager's Evicted with its DisruptionTarget condition).
+	evict *podEviction
 }
 
 // readinessUpdater sets Ready and Started on a pod's container statuses (upstream:
@@ -101,9 +102,12 @@ func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statu
 	// The conditions of others first, as the API has them (readiness gates, DisruptionTarget):
 	// Ready reads the gates' among them. Then the kubelet's own.
 	for _, c := range pod.Status.Conditions {
-		if !statusmanager.PodConditionByKubelet(c.Type) {
+		if !statusmanager.PodConditionByKubelet(c.Type) && (in.evict == nil || in.evict.condition == nil || c.Type != in.evict.condition.Type) {
 			st.Conditions = append(st.Conditions, *c.DeepCopy())
 		}
+	}
+	if in.evict != nil && in.evict.condition != nil { // upstream: the eviction's UpdatePodCondition
+		st.Conditions = append(st.Conditions, *in.evict.condition) // its lastTransitionTime: the status manager's
 	}
 	st.Conditions = append(st.Conditions, podConditions(pod, &st, kuberuntime.SandboxReady(pod, rs))...)
 	return st

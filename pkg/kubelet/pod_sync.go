@@ -31,7 +31,10 @@ func (p *pods) setReasons(uid types.UID, errs map[string]kuberuntime.ContainerEr
 }
 
 func (p *pods) statusInputs(pod *corev1.Pod) statusInputs {
-	evict := p.shouldEvict(pod) // outside the lock: it records an Event
+	evict := p.evictedBy(pod) // the eviction manager's decision wins over the deadline's
+	if evict == nil {
+		evict = p.shouldEvict(pod) // outside the lock: it records an Event
+	}
 	p.reasonsMu.Lock()
 	defer p.reasonsMu.Unlock()
 	return statusInputs{nodeIP: p.cfg.NodeIP, runtimeName: p.cfg.RuntimeName, reasons: p.reasons[pod.UID], now: p.cfg.Clock.Now(),

@@ -86,6 +86,10 @@ type pods struct {
 	syncLoopJournal journal.Recorder
 	reasonsMu       sync.Mutex
 	reasons         map[types.UID]map[string]kuberuntime.ContainerError // why containers wait, per pod
+	evicted         map[types.UID]*podEviction                          // pods the eviction manager evicted (under reasonsMu)
+	// evictionAdmit is the eviction manager's admission (set by the eviction step, before the pod
+	// sources start); nil admits every pod.
+	evictionAdmit func(pod *corev1.Pod) (bool, string)
 }
 
 // What the pod lifecycle's parts ask of each other, checked at compile time: the pods sync for
@@ -107,7 +111,7 @@ func newPods(cfg PodConfig, rec record.EventRecorder) (*pods, error) {
 	if cfg.SyncFrequency == 0 {
 		cfg.SyncFrequency = time.Minute
 	}
-	p := &pods{cfg: cfg, recorder: rec, reasons: map[types.UID]map[string]kuberuntime.ContainerError{}}
+	p := &pods{cfg: cfg, recorder: rec, reasons: map[types.UID]map[string]kuberuntime.ContainerError{}, evicted: map[types.UID]*podEviction{}}
 	p.cache = pleg.NewCache(cfg.Clock)
 	tokens, err := token.New(token.Config{Client: cfg.Client, Clock: cfg.Clock}) // service account tokens, as system:node:<name>
 	if err != nil {

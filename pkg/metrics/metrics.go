@@ -20,6 +20,7 @@ type Registry struct {
 	LeaseRenewFailures    prometheus.Counter
 	LeaseRenewLatency     prometheus.Histogram
 	ObjectManagerRequests *prometheus.CounterVec // labels kind (secrets|configmaps), verb (get|list|watch)
+	Evictions             *prometheus.CounterVec // label eviction_signal: memory.available, …, ephemeralpodfs.limit
 }
 
 // New creates the metrics and registers them, with the Go runtime and process collectors.
@@ -57,9 +58,13 @@ func New() *Registry {
 			Subsystem: "kubelet", Name: "object_manager_api_requests_total",
 			Help: "API requests sent by the secret and configmap managers.",
 		}, []string{"kind", "verb"}),
+		Evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: "kubelet", Name: "evictions",
+			Help: "Cumulative number of pod evictions by eviction signal",
+		}, []string{"eviction_signal"}),
 	}
 	r.MustRegister(r.PLEGRelistDuration, r.PodWorkerDuration, r.RunningPods, r.RunningContainers, r.PodWorkers, r.StatusManagerEntries,
-		r.LeaseRenewFailures, r.LeaseRenewLatency, r.ObjectManagerRequests,
+		r.LeaseRenewFailures, r.LeaseRenewLatency, r.ObjectManagerRequests, r.Evictions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return r
 }

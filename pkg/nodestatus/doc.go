@@ -7,12 +7,13 @@
 // The loop (Run) is one turn of syncOnce every nodeStatusUpdateFrequency (10 s):
 //
 //	GET the Node (from the API server's cache), inputs (machine, addresses,
-//	readiness checks, runtime version, now)                                ← I/O
+//	readiness checks, runtime version, pressure, now)                      ← I/O
 //	computeStatus(old status, inputs) → computed status                    ← pure
 //	needsReport(old, computed, lastReport, now, 5 min)?                    ← pure
 //	   no  → nothing is sent (the Lease is the heartbeat, KEP-589)
 //	   yes → PATCH nodes/<name>/status (strategic merge patch) and record
-//	         NodeHasSufficientMemory/…/NodeReady/NodeNotReady for condition changes
+//	         NodeHasInsufficientMemory/NodeHasSufficientMemory/…/NodeReady/NodeNotReady
+//	         for condition changes
 //
 // Capacity and allocatable are computed once, by NodeResources (allocatable.go, upstream
 // setters.go MachineInfo): the machine's capacity with the --node-capacity overrides and pods =
@@ -22,7 +23,10 @@
 //
 // Invariants: lastTransitionTime moves only when a condition's status changes; lastHeartbeatTime
 // is when the status was computed; Ready=False carries the failed checks in its message. The
-// readiness checks are pluggable (AddReadinessCheck): the runtime and PLEG add theirs.
-// Simplified: no eviction manager, so the pressure conditions are always False; no image list,
-// volumes or extended resources.
+// readiness checks are pluggable (AddReadinessCheck): the runtime and PLEG add theirs. The
+// MemoryPressure, DiskPressure and PIDPressure conditions are the eviction manager's
+// (SetPressure, pkg/eviction), with upstream's reasons and messages (KubeletHasInsufficientMemory,
+// "kubelet has insufficient memory available", …); the kube-controller-manager turns them into
+// the node.kubernetes.io/*-pressure taints. Simplified: no image list, volumes or extended
+// resources.
 package nodestatus

@@ -79,6 +79,7 @@ type Manager struct {
 	mu             sync.Mutex
 	checks         []ReadinessCheck
 	runtimeVersion func() string
+	pressure       func(corev1.NodeConditionType) bool // nil: no pressure
 
 	// Owned by the status loop.
 	lastReport time.Time
@@ -131,11 +132,23 @@ func (m *Manager) SetRuntimeVersion(f func() string) {
 	m.runtimeVersion = f
 }
 
+// SetPressure sets where the MemoryPressure, DiskPressure and PIDPressure conditions come from:
+// the eviction manager's IsUnder. Until it is set they are False. f must not block.
+func (m *Manager) SetPressure(f func(corev1.NodeConditionType) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pressure = f
+}
+
 func (m *Manager) inputs() statusInputs {
 	m.mu.Lock()
 	checks := append([]ReadinessCheck(nil), m.checks...)
-	runtimeVersion := m.runtimeVersion
+	runtimeVersion, isUnder := m.runtimeVersion, m.pressure
 	m.mu.Unlock()
+	pressure := map[corev1.NodeConditionType]bool{}
+	for _, p := range pressureConditions {
+		pressure[p.typ] = isUnder != nil && isUnder(p.typ)
+	}
 	var notReady []string
 	for _, c := range checks {
 		if err := c.Check(); err != nil {
@@ -155,6 +168,7 @@ func (m *Manager) inputs() statusInputs {
 		runtimeVersion: runtimeVersion(),
 		kubeletPort:    m.cfg.KubeletPort,
 		notReady:       notReady,
+		pressure:       pressure,
 		now:            m.cfg.Clock.Now(),
 	}
 }

@@ -18,18 +18,24 @@ type statusInputs struct {
 	runtimeVersion string // "" until a runtime reports one
 	kubeletPort    int32
 	notReady       []string // failed readiness checks, "name: error"
-	now            time.Time
+	// pressure are the pressure conditions the eviction manager reports True (MemoryPressure, …).
+	pressure map[corev1.NodeConditionType]bool
+	now      time.Time
 }
 
-// The pressure conditions a node reports, with the reasons upstream's setters use. minikubelet
-// has no eviction manager, so they are always False ("sufficient").
+// The pressure conditions a node reports, with the reasons and messages upstream's setters use
+// when the eviction manager reports the pressure (True) and when not (False).
 var pressureConditions = []struct {
-	typ             corev1.NodeConditionType
-	reason, message string
+	typ                       corev1.NodeConditionType
+	trueReason, trueMessage   string
+	falseReason, falseMessage string
 }{
-	{corev1.NodeMemoryPressure, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"},
-	{corev1.NodeDiskPressure, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"},
-	{corev1.NodePIDPressure, "KubeletHasSufficientPID", "kubelet has sufficient PID available"},
+	{corev1.NodeMemoryPressure, "KubeletHasInsufficientMemory", "kubelet has insufficient memory available",
+		"KubeletHasSufficientMemory", "kubelet has sufficient memory available"},
+	{corev1.NodeDiskPressure, "KubeletHasDiskPressure", "kubelet has disk pressure",
+		"KubeletHasNoDiskPressure", "kubelet has no disk pressure"},
+	{corev1.NodePIDPressure, "KubeletHasInsufficientPID", "kubelet has insufficient PID available",
+		"KubeletHasSufficientPID", "kubelet has sufficient PID available"},
 }
 
 // computeStatus returns the status the node should have now, given the status it has (old). It is
@@ -51,7 +57,11 @@ func computeStatus(old corev1.NodeStatus, in statusInputs) corev1.NodeStatus {
 
 	now := metav1.NewTime(in.now)
 	for _, p := range pressureConditions {
-		st.Conditions = append(st.Conditions, condition(old, p.typ, corev1.ConditionFalse, p.reason, p.message, now))
+		if in.pressure[p.typ] {
+			st.Conditions = append(st.Conditions, condition(old, p.typ, corev1.ConditionTrue, p.trueReason, p.trueMessage, now))
+		} else {
+			st.Conditions = append(st.Conditions, condition(old, p.typ, corev1.ConditionFalse, p.falseReason, p.falseMessage, now))
+		}
 	}
 	if len(in.notReady) == 0 {
 		st.Conditions = append(st.Conditions, condition(old, corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status", now))
@@ -100,14 +110,15 @@ func statusChanged(old, computed corev1.NodeStatus) bool {
 	return !apiequality.Semantic.DeepEqual(a, b)
 }
 
-// conditionEvents returns the events a status change deserves, as upstream records them: the
-// reason of each pressure condition that became False, and NodeReady/NodeNotReady when Ready flips
-// (or is first set).
+// conditionEvents returns the events a status change deserves, as upstream's setters record them:
+// for each pressure condition that changed (or is first set), its reason with Node for Kubelet
+// (NodeHasInsufficientMemory, NodeHasSufficientMemory, NodeHasDiskPressure, …), and
+// NodeReady/NodeNotReady when Ready flips (or is first set).
 func conditionEvents(old, computed corev1.NodeStatus) []string {
 	var reasons []string
 	for _, p := range pressureConditions {
 		prev, cur := findCondition(old, p.typ), findCondition(computed, p.typ)
-		if cur != nil && (prev == nil || prev.Status != cur.Status) && cur.Status == corev1.ConditionFalse {
+		if cur != nil && (prev == nil || prev.Status != cur.Status) {
 			reasons = append(reasons, "Node"+strings.TrimPrefix(cur.Reason, "Kubelet"))
 		}
 	}

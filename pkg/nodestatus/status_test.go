@@ -107,3 +107,33 @@ func TestConditionEvents(t *testing.T) {
 		t.Errorf("events on recovery = %v", got)
 	}
 }
+
+// Upstream's MemoryPressureCondition, DiskPressureCondition and PIDPressureCondition setters: the
+// eviction manager's pressure turns a condition True with its reason and message, and each flip
+// records NodeHas… (both ways).
+func TestPressureConditions(t *testing.T) {
+	first := computeStatus(corev1.NodeStatus{}, inputsAt(t0))
+	in := inputsAt(t0.Add(10 * time.Second))
+	in.pressure = map[corev1.NodeConditionType]bool{corev1.NodeMemoryPressure: true, corev1.NodeDiskPressure: true, corev1.NodePIDPressure: true}
+	pressed := computeStatus(first, in)
+	for _, want := range []corev1.NodeCondition{
+		{Type: corev1.NodeMemoryPressure, Reason: "KubeletHasInsufficientMemory", Message: "kubelet has insufficient memory available"},
+		{Type: corev1.NodeDiskPressure, Reason: "KubeletHasDiskPressure", Message: "kubelet has disk pressure"},
+		{Type: corev1.NodePIDPressure, Reason: "KubeletHasInsufficientPID", Message: "kubelet has insufficient PID available"},
+	} {
+		c := findCondition(pressed, want.Type)
+		if c == nil || c.Status != corev1.ConditionTrue || c.Reason != want.Reason || c.Message != want.Message || !c.LastTransitionTime.Time.Equal(in.now) {
+			t.Errorf("%s = %+v, want True %s %q since %s", want.Type, c, want.Reason, want.Message, in.now)
+		}
+	}
+	if got, want := conditionEvents(first, pressed), []string{"NodeHasInsufficientMemory", "NodeHasDiskPressure", "NodeHasInsufficientPID"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("events on pressure = %v, want %v", got, want)
+	}
+	relieved := computeStatus(pressed, inputsAt(t0.Add(time.Minute)))
+	if c := findCondition(relieved, corev1.NodeMemoryPressure); c.Status != corev1.ConditionFalse || c.Reason != "KubeletHasSufficientMemory" {
+		t.Errorf("MemoryPressure after relief = %+v", c)
+	}
+	if got, want := conditionEvents(pressed, relieved), []string{"NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("events on relief = %v, want %v", got, want)
+	}
+}

@@ -71,6 +71,9 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 	if c.CgroupDriver == "" {
 		c.CgroupDriver = cgroupDriverCgroupfs
 	}
+	if c.LocalStorageCapacityIsolation == nil {
+		c.LocalStorageCapacityIsolation = ptr.To(true) // pods over their ephemeral-storage limits are evicted
+	}
 	if c.ConfigMapAndSecretChangeDetectionStrategy == "" {
 		c.ConfigMapAndSecretChangeDetectionStrategy = kubeletconfig.WatchChangeDetectionStrategy
 	}
@@ -83,6 +86,7 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 		{&c.RuntimeRequestTimeout, 2 * time.Minute},
 		{&c.SyncFrequency, time.Minute},
 		{&c.FileCheckFrequency, 20 * time.Second},
+		{&c.EvictionPressureTransitionPeriod, 5 * time.Minute},
 		{&c.Authentication.Webhook.CacheTTL, 2 * time.Minute},
 		{&c.Authorization.Webhook.CacheAuthorizedTTL, 5 * time.Minute},
 		{&c.Authorization.Webhook.CacheUnauthorizedTTL, 30 * time.Second},
@@ -104,6 +108,8 @@ var implementedFields = map[string]bool{
 	"configMapAndSecretChangeDetectionStrategy": true, "authentication": true, "authorization": true,
 	"enableProfilingHandler": true, "podCIDR": true, "featureGates": true, "clusterDomain": true,
 	"kubeReserved": true, "systemReserved": true, "evictionHard": true, "mergeDefaultEvictionSettings": true, "cgroupDriver": true,
+	"evictionSoft": true, "evictionSoftGracePeriod": true, "evictionPressureTransitionPeriod": true, "evictionMaxPodGracePeriod": true,
+	"evictionMinimumReclaim": true, "localStorageCapacityIsolation": true,
 }
 
 // LoadConfigFile reads a KubeletConfiguration v1beta1 file. Fields it does not know at all are an

@@ -17,6 +17,7 @@ import (
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/minikubelet/minikubelet/pkg/cm"
+	"github.com/minikubelet/minikubelet/pkg/eviction"
 	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
@@ -56,6 +57,9 @@ type Options struct {
 	// NodeReserved is what the node keeps from its pods: kubeReserved, systemReserved and the
 	// evictionHard thresholds, parsed (resources.go).
 	NodeReserved cm.NodeConfig
+	// EvictionThresholds are evictionHard and evictionSoft with their grace periods and minimum
+	// reclaims, parsed for the eviction manager (resources.go).
+	EvictionThresholds []eviction.Threshold
 	// IgnoredConfigFields are the config-file fields minikubelet reads but does not implement.
 	IgnoredConfigFields []string
 }
@@ -78,6 +82,12 @@ func configFlags(fs *pflag.FlagSet, c *kubeletconfig.KubeletConfiguration) {
 	fs.Var(cliflag.NewMapStringString(&c.KubeReserved), "kube-reserved", "resources kept from pods for the kubelet and the runtime, e.g. cpu=100m,memory=500Mi,ephemeral-storage=1Gi,pid=1000 (config: kubeReserved)")
 	fs.Var(cliflag.NewMapStringString(&c.SystemReserved), "system-reserved", "resources kept from pods for the OS, e.g. cpu=100m,memory=500Mi (config: systemReserved)")
 	fs.Var(cliflag.NewLangleSeparatedMapStringString(&c.EvictionHard), "eviction-hard", "hard eviction thresholds, e.g. memory.available<100Mi,nodefs.available<10%; memory.available and nodefs.available are kept from pods' allocatable (config: evictionHard; default memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%)")
+	// The eviction manager (resources.go, pkg/eviction).
+	fs.Var(cliflag.NewLangleSeparatedMapStringString(&c.EvictionSoft), "eviction-soft", "soft eviction thresholds, e.g. memory.available<1.5Gi: pods are evicted once one holds for its grace period (config: evictionSoft)")
+	fs.Var(cliflag.NewMapStringString(&c.EvictionSoftGracePeriod), "eviction-soft-grace-period", "how long each soft threshold must hold before pods are evicted, e.g. memory.available=1m30s (config: evictionSoftGracePeriod)")
+	fs.DurationVar(&c.EvictionPressureTransitionPeriod.Duration, "eviction-pressure-transition-period", c.EvictionPressureTransitionPeriod.Duration, "how long a pressure condition stays True after its threshold was last met (config: evictionPressureTransitionPeriod)")
+	fs.Int32Var(&c.EvictionMaxPodGracePeriod, "eviction-max-pod-grace-period", c.EvictionMaxPodGracePeriod, "the most seconds a pod evicted for a soft threshold gets to stop; a pod's shorter terminationGracePeriodSeconds wins, and it is at least 1 (config: evictionMaxPodGracePeriod)")
+	fs.Var(cliflag.NewMapStringString(&c.EvictionMinimumReclaim), "eviction-minimum-reclaim", "how much more than its threshold must be free before a met threshold counts as resolved, e.g. memory.available=500Mi,nodefs.available=5% (config: evictionMinimumReclaim)")
 	fs.StringVar(&c.CgroupDriver, "cgroup-driver", c.CgroupDriver, "how the runtime is told about cgroups; only cgroupfs (config: cgroupDriver)")
 	// Feature gates (features.go).
 	fs.Var(featureGatesValue{cliflag.NewMapStringBool(&c.FeatureGates)}, "feature-gates", "feature gates to switch on or off, Name=true|false,… (config: featureGates; a gate the command line does not name keeps the file's value); minikubelet knows only "+strings.Join(KnownFeatures(), ", "))
@@ -279,7 +289,10 @@ func (o *Options) validate() error {
 	if err := ValidateConfig(&o.Config); err != nil {
 		return err
 	}
-	o.NodeReserved, err = nodeReserved(&o.Config)
+	if o.NodeReserved, err = nodeReserved(&o.Config); err != nil {
+		return err
+	}
+	o.EvictionThresholds, err = evictionThresholds(&o.Config)
 	return err
 }
 

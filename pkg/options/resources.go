@@ -1,8 +1,11 @@
 package options
 
-// The settings of node allocatable and cgroups: kubeReserved, systemReserved, evictionHard
-// (with mergeDefaultEvictionSettings) and cgroupDriver (upstream: cmd/kubelet/app/server.go
+// The settings of node allocatable, eviction and cgroups: kubeReserved, systemReserved,
+// evictionHard (with mergeDefaultEvictionSettings), evictionSoft, evictionSoftGracePeriod,
+// evictionMinimumReclaim, evictionPressureTransitionPeriod, evictionMaxPodGracePeriod,
+// localStorageCapacityIsolation and cgroupDriver (upstream: cmd/kubelet/app/server.go
 // loadConfigFile, which defaults evictionHard, and parseResourceList;
+// pkg/kubelet/eviction/helpers.go ParseThresholdConfig;
 // pkg/kubelet/apis/config/validation/validation.go for the cgroup driver).
 
 import (
@@ -11,6 +14,7 @@ import (
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/minikubelet/minikubelet/pkg/cm"
+	"github.com/minikubelet/minikubelet/pkg/eviction"
 )
 
 const cgroupDriverCgroupfs = "cgroupfs"
@@ -38,6 +42,12 @@ func validateResources(c *kubeletconfig.KubeletConfiguration) []string {
 	var errs []string
 	if _, err := nodeReserved(c); err != nil {
 		errs = append(errs, err.Error())
+	} else if _, err := evictionThresholds(c); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if c.EvictionPressureTransitionPeriod.Duration < 0 {
+		errs = append(errs, fmt.Sprintf("evictionPressureTransitionPeriod (--eviction-pressure-transition-period) must not be negative, got %s",
+			c.EvictionPressureTransitionPeriod.Duration))
 	}
 	if c.CgroupDriver != cgroupDriverCgroupfs {
 		errs = append(errs, fmt.Sprintf("cgroupDriver (--cgroup-driver) %q is not supported: minikubelet only has the cgroupfs driver; "+
@@ -60,4 +70,10 @@ func nodeReserved(c *kubeletconfig.KubeletConfiguration) (cm.NodeConfig, error) 
 		return nc, fmt.Errorf("evictionHard (--eviction-hard): %w", err)
 	}
 	return nc, nil
+}
+
+// evictionThresholds parses the eviction manager's thresholds: evictionHard and evictionSoft,
+// with evictionSoftGracePeriod and evictionMinimumReclaim.
+func evictionThresholds(c *kubeletconfig.KubeletConfiguration) ([]eviction.Threshold, error) {
+	return eviction.ParseThresholds(c.EvictionHard, c.EvictionSoft, c.EvictionSoftGracePeriod, c.EvictionMinimumReclaim)
 }

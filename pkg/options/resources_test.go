@@ -1,9 +1,11 @@
 package options
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -82,6 +84,11 @@ func TestResourceSettingsValidated(t *testing.T) {
 		{"percentage above 100", []string{"--eviction-hard", "nodefs.available<150%"}, "", []string{"evictionHard (--eviction-hard)", "within 0% and 100%"}},
 		{"zero quantity", []string{"--eviction-hard", "memory.available<0"}, "", []string{"must be positive"}},
 		{"bad quantity", []string{"--eviction-hard", "memory.available<much"}, "", []string{"memory.available<much: not a quantity"}},
+		{"soft without grace period", []string{"--eviction-soft", "memory.available<1Gi"}, "", []string{"evictionSoft (--eviction-soft) memory.available has no grace period",
+			"evictionSoftGracePeriod (--eviction-soft-grace-period) memory.available=<duration>"}},
+		{"bad grace period", nil, "evictionSoft: {memory.available: 1Gi}\nevictionSoftGracePeriod: {memory.available: soon}\n", []string{"evictionSoftGracePeriod (--eviction-soft-grace-period)", "not a duration"}},
+		{"bad minimum reclaim", []string{"--eviction-minimum-reclaim", "nodefs.available=0%"}, "", []string{"evictionMinimumReclaim (--eviction-minimum-reclaim)", "more than 0%"}},
+		{"negative transition period", []string{"--eviction-pressure-transition-period", "-1s"}, "", []string{"evictionPressureTransitionPeriod (--eviction-pressure-transition-period) must not be negative"}},
 		{"systemd flag", []string{"--cgroup-driver", "systemd"}, "", []string{`cgroupDriver (--cgroup-driver) "systemd" is not supported`, "cgroupfs"}},
 		{"systemd in file", nil, "cgroupDriver: systemd\n", []string{`cgroupDriver (--cgroup-driver) "systemd" is not supported`}},
 	}
@@ -101,5 +108,42 @@ func TestResourceSettingsValidated(t *testing.T) {
 	}
 	if _, err := parse(t, "--cgroup-driver", "cgroupfs"); err != nil {
 		t.Errorf("--cgroup-driver cgroupfs refused: %v", err)
+	}
+}
+
+// The eviction settings are implemented: from the file or their flags (the command line wins)
+// into Options.EvictionThresholds and the config, with upstream's defaults (transition period
+// 5 min, local storage isolation on); none is reported as ignored.
+func TestEvictionSettings(t *testing.T) {
+	o, err := parse(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Config.EvictionPressureTransitionPeriod.Duration != 5*time.Minute || !*o.Config.LocalStorageCapacityIsolation || len(o.EvictionThresholds) != 5 {
+		t.Errorf("defaults: transition %s, local storage isolation %v, %d thresholds; want 5m, true and the 5 default hard ones",
+			o.Config.EvictionPressureTransitionPeriod.Duration, *o.Config.LocalStorageCapacityIsolation, len(o.EvictionThresholds))
+	}
+	body := "evictionHard: {memory.available: 1Gi}\nevictionSoft: {memory.available: 2Gi, nodefs.available: 20%}\n" +
+		"evictionSoftGracePeriod: {memory.available: 1m, nodefs.available: 2m}\nevictionMaxPodGracePeriod: 60\n" +
+		"evictionPressureTransitionPeriod: 30s\nevictionMinimumReclaim: {memory.available: 100Mi}\nlocalStorageCapacityIsolation: false\n"
+	o, err = parse(t, "--config", writeConfig(t, body), "--eviction-max-pod-grace-period", "20", "--eviction-pressure-transition-period", "10s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.IgnoredConfigFields) != 0 {
+		t.Errorf("ignored fields %v, want none", o.IgnoredConfigFields)
+	}
+	c := o.Config
+	if c.EvictionMaxPodGracePeriod != 20 || c.EvictionPressureTransitionPeriod.Duration != 10*time.Second || *c.LocalStorageCapacityIsolation {
+		t.Errorf("max grace %d, transition %s, local storage isolation %v; want the flags' 20 and 10s, the file's false",
+			c.EvictionMaxPodGracePeriod, c.EvictionPressureTransitionPeriod.Duration, *c.LocalStorageCapacityIsolation)
+	}
+	var got []string
+	for _, th := range o.EvictionThresholds {
+		got = append(got, fmt.Sprintf("%s/%s/%v", th.Signal, th.GracePeriod, th.MinReclaim != nil))
+	}
+	want := []string{"memory.available/0s/true", "memory.available/1m0s/true", "nodefs.available/2m0s/false"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("thresholds %v, want %v", got, want)
 	}
 }

@@ -3,7 +3,7 @@
 //
 // Upstream counterparts (v1.36): pkg/apis/core/v1/helper/qos/qos.go (GetPodQOS, ComputePodQOS)
 // and pkg/kubelet/qos/policy.go, helpers.go (GetContainerOOMScoreAdjust); the critical-pod
-// tests of pkg/kubelet/types/pod_update.go (IsNodeCriticalPod).
+// tests of pkg/kubelet/types/pod_update.go (IsCriticalPod, IsNodeCriticalPod).
 //
 // The class, from the cpu and memory requests and limits of all containers (init containers
 // included, ephemeral ones not), or from spec.resources when the pod sets pod-level resources:

@@ -61,14 +61,20 @@ func ContainerOOMScoreAdjust(pod *corev1.Pod, c *corev1.Container, memoryCapacit
 	return int(adj)
 }
 
-// isNodeCriticalPod: a critical pod (static, mirror, or of a system-critical priority) whose
-// priority class is system-node-critical (upstream kubelet/types IsNodeCriticalPod).
-func isNodeCriticalPod(pod *corev1.Pod) bool {
+// IsCriticalPod: a static pod, a mirror pod, or a pod of a system-critical priority (2000000000
+// or more) — what eviction never evicts and admits under pressure (upstream kubelet/types
+// IsCriticalPod).
+func IsCriticalPod(pod *corev1.Pod) bool {
 	source, hasSource := pod.Annotations[podsource.ConfigSourceAnnotationKey]
 	_, mirror := pod.Annotations[podsource.ConfigMirrorAnnotationKey]
-	critical := (hasSource && source != podsource.ApiserverSource) || mirror ||
+	return (hasSource && source != podsource.ApiserverSource) || mirror ||
 		(pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority)
-	return critical && pod.Spec.PriorityClassName == systemNodeCritical
+}
+
+// isNodeCriticalPod: a critical pod whose priority class is system-node-critical (upstream
+// kubelet/types IsNodeCriticalPod).
+func isNodeCriticalPod(pod *corev1.Pod) bool {
+	return IsCriticalPod(pod) && pod.Spec.PriorityClassName == systemNodeCritical
 }
 
 // isSidecar tells whether c is one of pod's init containers with restartPolicy Always.

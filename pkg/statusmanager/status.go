@@ -99,8 +99,10 @@ func statusChanged(old, new corev1.PodStatus) bool {
 // own (PodConditionByKubelet: readiness gates, DisruptionTarget), in the API's order, then the
 // cached ones of the types it owns; a condition of another type in the cache (copied from an
 // older API status) is dropped, so the kubelet never writes back a readiness gate someone else
-// has changed since. The scheduler's nominatedNodeName and the resource claim statuses come from
-// the API. Upstream: mergePodStatus (simplified).
+// has changed since. DisruptionTarget is shared: the cache's (an eviction's) replaces the API's,
+// but only with the move to a terminal phase once no container runs, as upstream. The
+// scheduler's nominatedNodeName and the resource claim statuses come from the API. Upstream:
+// mergePodStatus (simplified).
 func mergeStatus(api, cached corev1.PodStatus) corev1.PodStatus {
 	merged := *cached.DeepCopy()
 	conditions := make([]corev1.PodCondition, 0, len(api.Conditions)+len(cached.Conditions))
@@ -113,6 +115,10 @@ func mergeStatus(api, cached corev1.PodStatus) corev1.PodStatus {
 		if PodConditionByKubelet(c.Type) {
 			conditions = append(conditions, c)
 		}
+	}
+	if target := findCondition(merged.Conditions, corev1.DisruptionTarget); target != nil &&
+		!isTerminalPhase(api.Phase) && isTerminalPhase(cached.Phase) && allContainersStopped(nil, cached) {
+		conditions = setCondition(conditions, *target)
 	}
 	merged.Conditions = conditions
 	merged.NominatedNodeName = api.NominatedNodeName
@@ -195,4 +201,8 @@ type entry struct {
 // recreated mirror pod), or a deletion to finish.
 func needsSync(e entry, targetUID types.UID) bool {
 	return e.version > e.written || e.writtenTo != targetUID || e.deleting
+}
+
+func isTerminalPhase(p corev1.PodPhase) bool {
+	return p == corev1.PodSucceeded || p == corev1.PodFailed
 }

@@ -147,6 +147,34 @@ func TestMergeStatus(t *testing.T) {
 	}
 }
 
+// Upstream mergePodStatus, PodConditionSharedByKubelet: the kubelet's DisruptionTarget (an
+// eviction's) replaces the API's only with the move to a terminal phase, once no container runs.
+func TestMergeStatusDisruptionTarget(t *testing.T) {
+	ours := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "TerminationByKubelet"}
+	stopped := []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}}}
+	running := []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	for _, tc := range []struct {
+		name       string
+		apiPhase   corev1.PodPhase
+		phase      corev1.PodPhase
+		containers []corev1.ContainerStatus
+		want       bool
+	}{
+		{"to Failed, stopped", corev1.PodRunning, corev1.PodFailed, stopped, true},
+		{"to Failed, still running", corev1.PodRunning, corev1.PodFailed, running, false},
+		{"already Failed in the API", corev1.PodFailed, corev1.PodFailed, stopped, false},
+		{"not terminal", corev1.PodRunning, corev1.PodRunning, running, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := mergeStatus(corev1.PodStatus{Phase: tc.apiPhase}, corev1.PodStatus{Phase: tc.phase, ContainerStatuses: tc.containers,
+				Conditions: []corev1.PodCondition{ours}})
+			if c := findCondition(got.Conditions, corev1.DisruptionTarget); (c != nil) != tc.want {
+				t.Errorf("DisruptionTarget sent: %v, want %v", c != nil, tc.want)
+			}
+		})
+	}
+}
+
 // Upstream kubetypes.PodConditionByKubelet: the kubelet owns the conditions it computes on every
 // sync, and no others.
 func TestPodConditionByKubelet(t *testing.T) {
