@@ -20,19 +20,22 @@ import (
 // requests and limits reach the runtime as cpu shares, CFS quota, memory limit, oom_score_adj
 // and a cgroup parent; a pod bound past the scheduler that does not fit is rejected OutOfcpu;
 // /stats/summary shows what a container uses, its cpu throttled to its limit; a container over
-// its memory limit is OOMKilled.
+// its memory limit is OOMKilled; a BestEffort pod that leaves less than evictionHard's
+// memory.available is evicted under MemoryPressure, and the Guaranteed pod keeps running.
 const (
 	lab10Guaranteed = "lab10-guaranteed"
 	lab10Burstable  = "lab10-burstable"
 	lab10BestEffort = "lab10-besteffort"
 	lab10TooBig     = "lab10-too-big"
 	lab10OOM        = "lab10-oom"
+	lab10Hog        = "lab10-hog"
 
 	lab10Dir      = "labs/10-resource-management/"
 	lab10Restart  = "make run ARGS='--config " + lab10Dir + "kubelet-resources.yaml --node-capacity cpu=2,memory=4Gi'"
 	lab10ApplyQoS = "kubectl apply -f " + lab10Dir + "qos.yaml"
 	lab10ApplyBig = "sed \"s/NODE_NAME/$NODE/\" " + lab10Dir + "too-big.yaml | kubectl apply -f -"
 	lab10ApplyOOM = "kubectl apply -f " + lab10Dir + "oom.yaml"
+	lab10ApplyHog = "kubectl apply -f " + lab10Dir + "hog.yaml"
 )
 
 // What the lab's node has and keeps back (kubelet-resources.yaml and --node-capacity).
@@ -102,6 +105,22 @@ func lab10() []check {
 				return missing("pod "+e.podRef(lab10OOM)+": "+err.Error(), "see the error")
 			}
 			return oomKilled(e.podRef(lab10OOM), pod, e.cfg.nodeName)
+		}},
+		{name: "pod " + lab10Hog + " was evicted under MemoryPressure", needs: []string{qosCheckName(lab10Guaranteed)}, run: func(ctx context.Context, e *env) result {
+			hog, err := e.pod(ctx, lab10Hog)
+			if err != nil {
+				return missing("pod "+e.podRef(lab10Hog)+": "+err.Error(), "see the error")
+			}
+			var podEvents, nodeEvents []corev1.Event
+			if hog != nil {
+				if podEvents, err = e.podEvents(ctx, hog); err != nil {
+					return missing("events of "+e.podRef(lab10Hog)+": "+err.Error(), "see the error")
+				}
+				if nodeEvents, err = e.nodeEvents(ctx); err != nil {
+					return missing("events of node "+e.cfg.nodeName+": "+err.Error(), "see the error")
+				}
+			}
+			return evictedUnderPressure(e.podRef(lab10Hog), hog, e.cfg.nodeName, podEvents, nodeEvents)
 		}},
 	}
 }
@@ -285,79 +304,4 @@ func rejectedOutOfCPU(ref string, pod *corev1.Pod, nodeName string, events []cor
 		return missing(fmt.Sprintf("the runtime has %d sandboxes of the rejected pod %s: an admission rejection runs nothing", len(sandboxes), ref), "see the minikubelet log")
 	}
 	return passed("%s: Failed, OutOfcpu %q; an OutOfcpu Event from the kubelet; no sandbox in the runtime", ref, pod.Status.Message)
-}
-
-// usageThrottled: the Summary has the pod's container with its alloc (≥ 200Mi working set) and
-// its burn 800m cut to its cpu limit, 500m. Pure.
-func usageThrottled(ref string, s *statsapi.Summary) result {
-	namespace, name, _ := strings.Cut(ref, "/")
-	for _, p := range s.Pods {
-		if p.PodRef.Namespace != namespace || p.PodRef.Name != name || len(p.Containers) != 1 {
-			continue
-		}
-		c := p.Containers[0]
-		if c.CPU == nil || c.CPU.UsageNanoCores == nil || c.Memory == nil || c.Memory.WorkingSetBytes == nil {
-			return missing("/stats/summary has "+ref+" without cpu usageNanoCores or a memory working set yet",
-				"the cpu rate needs two stats rounds: wait a few seconds and run the check again")
-		}
-		cores, ws := *c.CPU.UsageNanoCores, *c.Memory.WorkingSetBytes
-		switch {
-		case ws < 200<<20:
-			return missing(fmt.Sprintf("%s's working set is %d bytes, less than its alloc 200Mi", ref, ws),
-				"was it created from the lab's manifest? "+lab10ApplyQoS)
-		case cores > 500_000_000:
-			return missing(fmt.Sprintf("%s uses %dm cpu, more than its limit 500m", ref, cores/1_000_000), "the runtime should throttle it to its CFS quota: see the minikubelet log")
-		case cores < 400_000_000:
-			return missing(fmt.Sprintf("%s uses %dm cpu; its program burns 800m, so it should be at its 500m limit", ref, cores/1_000_000),
-				"the rate is measured between two stats rounds: wait a few seconds and run the check again")
-		}
-		return passed("%s in /stats/summary: working set %dMi (alloc 200Mi), cpu %dm (burn 800m, throttled to its 500m limit)", ref, ws>>20, cores/1_000_000)
-	}
-	return missing("/stats/summary has no pod "+ref+" with one container", "is it running? "+lab10ApplyQoS+"; `kubelet_api /stats/summary` shows what the check reads")
-}
-
-// topShows: the PodMetrics (JSON, what kubectl top pod prints) has the container with its
-// alloc and its throttled burn, as metrics-server computed them from two scrapes of
-// /metrics/resource. Pure.
-func topShows(ref string, body []byte) result {
-	var m struct {
-		Window     string `json:"window"`
-		Containers []struct {
-			Name  string              `json:"name"`
-			Usage corev1.ResourceList `json:"usage"`
-		} `json:"containers"`
-	}
-	if err := json.Unmarshal(body, &m); err != nil {
-		return missing("the metrics API's answer for "+ref+" is not PodMetrics: "+err.Error(), "see `kubectl get --raw /apis/metrics.k8s.io/v1beta1/namespaces/default/pods`")
-	}
-	if len(m.Containers) != 1 {
-		return missing(fmt.Sprintf("metrics-server has %d containers of %s (window %q)", len(m.Containers), ref, m.Window),
-			"it needs two scrapes 15 s apart of a running container: wait half a minute and run the check again; its log says why it skips one")
-	}
-	cpu, memory := m.Containers[0].Usage[corev1.ResourceCPU], m.Containers[0].Usage[corev1.ResourceMemory]
-	if cpu.MilliValue() < 400 || cpu.MilliValue() > 510 || memory.Value() < 200<<20 {
-		return missing(fmt.Sprintf("kubectl top pod shows %s at %dm cpu and %dMi: want its 500m limit and at least its alloc 200Mi", ref, cpu.MilliValue(), memory.Value()>>20),
-			"metrics-server averages over its window: wait 15 s and run the check again")
-	}
-	return passed("kubectl top pod: %s %dm cpu, %dMi (metrics-server, window %s)", ref, cpu.MilliValue(), memory.Value()>>20, m.Window)
-}
-
-// oomKilled: the pod's container went over its memory limit and was ended as the OOM killer
-// ends it: terminated, reason OOMKilled, exit code 137; under restartPolicy Never the pod is
-// Failed. Pure.
-func oomKilled(ref string, pod *corev1.Pod, nodeName string) result {
-	if r := onNode(ref, pod, nodeName, lab10ApplyOOM); r != nil {
-		return *r
-	}
-	cs := firstContainer(pod)
-	if cs == nil || cs.State.Terminated == nil {
-		return missing(fmt.Sprintf("the container of %s has not ended (pod %s%s)", ref, pod.Status.Phase, waitingReason(pod)),
-			"its program allocates 100Mi, then 200Mi more 10 s later: wait and run the check again")
-	}
-	term := cs.State.Terminated
-	if term.Reason != "OOMKilled" || term.ExitCode != 137 {
-		return missing(fmt.Sprintf("the container of %s ended with %s, exit code %d, not OOMKilled with 137", ref, term.Reason, term.ExitCode),
-			"was it created from the lab's manifest (a 256Mi limit)? Delete it and create it again: "+lab10ApplyOOM)
-	}
-	return passed("%s: %s, its container terminated %s, exit code %d, at %s", ref, pod.Status.Phase, term.Reason, term.ExitCode, term.FinishedAt.UTC().Format("15:04:05"))
 }

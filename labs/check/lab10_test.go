@@ -208,3 +208,38 @@ func TestTopShows(t *testing.T) {
 		})
 	}
 }
+
+func TestEvictedUnderPressure(t *testing.T) {
+	const msg = "The node was low on resource: memory. Threshold quantity: 256Mi, available: 76Mi. Container app was using 3624Mi, request is 0, has larger consumption of memory. "
+	evicted := running(lab10Hog, "n")
+	evicted.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: msg}
+	otherwise := running(lab10Hog, "n")
+	otherwise.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "The node was low on resource: ephemeral-storage. "}
+	kubeletEvent := func(reason, message string) corev1.Event {
+		return corev1.Event{Reason: reason, Message: message, Source: corev1.EventSource{Component: kubeletSource}}
+	}
+	podEvents := []corev1.Event{kubeletEvent("Evicted", msg)}
+	nodeEvents := []corev1.Event{kubeletEvent("EvictionThresholdMet", "Attempting to reclaim memory"), kubeletEvent("NodeHasInsufficientMemory", "Node n status is now: NodeHasInsufficientMemory")}
+	tests := []struct {
+		name                  string
+		pod                   *corev1.Pod
+		podEvents, nodeEvents []corev1.Event
+		ok                    bool
+		says                  string
+	}{
+		{"missing", nil, nil, nil, false, "create it: kubectl apply -f labs/10-resource-management/hog.yaml"},
+		{"still running", running(lab10Hog, "n"), nil, nil, false, "Running (reason \"\"), not Failed with reason Evicted"},
+		{"evicted for disk", otherwise, podEvents, nodeEvents, false, "was evicted, but not for memory"},
+		{"no Event", evicted, nil, nodeEvents, false, "no Evicted Event"},
+		{"no pressure reported", evicted, podEvents, nodeEvents[:1], false, "never reported MemoryPressure"},
+		{"evicted", evicted, podEvents, nodeEvents, true, "Evicted \"The node was low on resource: memory. Threshold quantity: 256Mi"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := evictedUnderPressure("default/"+lab10Hog, tc.pod, "n", tc.podEvents, tc.nodeEvents)
+			if r.ok != tc.ok || !strings.Contains(r.String(), tc.says) {
+				t.Errorf("got %q, want ok=%v containing %q", r, tc.ok, tc.says)
+			}
+		})
+	}
+}

@@ -12,7 +12,8 @@ import (
 // Lab 10: the node restarted with the lab's reservations and capacity; one pod per QoS class
 // (their resources in the runtime, one burning more cpu than its limit); a pod bound to the node
 // past the scheduler that does not fit beside them; a container that allocates over its memory
-// limit. The check reads allocatable, the runtime's view over CRI, /stats/summary and the pods.
+// limit; a BestEffort pod that takes the node under memory.available. The check reads
+// allocatable, the runtime's view over CRI, /stats/summary, the metrics API, the pods and Events.
 func (n *node) lab10(t *testing.T) {
 	n.ensureStarted(t)
 	n.expectMissing(t, "10", "node "+n.name+" has ")
@@ -46,7 +47,10 @@ func (n *node) lab10(t *testing.T) {
 	kubectl(t, "apply", "-f", bound)
 
 	kubectl(t, "apply", "-f", filepath.Join(dir, "oom.yaml"))
-	// The OOM kill comes 10 s after lab10-oom starts; kubectl top needs two scrapes 10 s apart.
+	// Exercise 6: a BestEffort pod leaves less than memory.available<256Mi of the node's 4Gi.
+	kubectl(t, "apply", "-f", filepath.Join(dir, "hog.yaml"))
+	// The OOM kill comes 10 s after lab10-oom starts; kubectl top needs two scrapes 10 s apart;
+	// the eviction manager looks every 10 s, the node reports MemoryPressure at its next status.
 	n.expectPass(t, "10", 2*time.Minute)
 	t.Logf("kubectl top pod:\n%s", kubectl(t, "top", "pod"))
 }

@@ -463,7 +463,7 @@ func cleanUp(nodeName string) {
 	now := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
 	for _, pod := range []string{"hello", "lab04-kill", "lab04-sandbox", "lab05-crash", "lab05-once", "lab06-status", "lab07-app", "lab08-shell",
 		"lab09-liveness", "lab09-ready", "lab09-init", "lab09-init-crash", "lab09-init-never", "lab09-sidecar", "lab09-shutdown",
-		"lab10-guaranteed", "lab10-burstable", "lab10-besteffort", "lab10-too-big", "lab10-oom"} {
+		"lab10-guaranteed", "lab10-burstable", "lab10-besteffort", "lab10-too-big", "lab10-oom", "lab10-hog"} {
 		_ = cluster.Client.CoreV1().Pods("default").Delete(ctx, pod, now)
 	}
 	_ = cluster.Client.CoreV1().Secrets("default").Delete(ctx, "lab07-secret", metav1.DeleteOptions{})
