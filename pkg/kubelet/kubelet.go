@@ -49,6 +49,7 @@ type Kubelet struct {
 	// Made by the steps, in start order.
 	restConfig      *rest.Config           // tls-bootstrap: the client certificate's kubeconfig
 	dialer          *connrotation.Dialer   // api-clients: closed on rotation, so requests use the new certificate
+	clientCert      *clientCert            // api-clients: the client certificate handshakes present (transport.go)
 	client          kubernetes.Interface   // api-clients: rate-limited by kubeAPIQPS/Burst
 	heartbeatClient kubernetes.Interface   // api-clients: Lease and node status, timeout ≤ the lease
 	recorder        record.EventRecorder   // events

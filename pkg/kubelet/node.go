@@ -60,13 +60,16 @@ func (k *Kubelet) bootstrapClientCert(ctx context.Context) (component, error) {
 
 // makeClients makes the main client (rate-limited by kubeAPIQPS/Burst) and the heartbeat client
 // (no client-side rate limit, and a timeout no longer than the lease, as upstream), over one
-// transport. Every connection goes through one dialer, so a certificate rotation can close them all and the next
-// requests handshake with the new certificate.
+// transport (transport.go). Every connection goes through one dialer, so a certificate rotation
+// can close them all and the next requests handshake with the new certificate.
 func (k *Kubelet) makeClients(context.Context) (component, error) {
 	cfg := &k.opts.Config
 	k.dialer = connrotation.NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
-	mainCfg := rest.CopyConfig(k.restConfig)
-	mainCfg.Dial = k.dialer.DialContext
+	k.clientCert = &clientCert{certFile: k.restConfig.CertFile, keyFile: k.restConfig.KeyFile}
+	mainCfg, err := clientTransport(k.restConfig, k.clientCert, k.dialer) // transport.go
+	if err != nil {
+		return nil, err
+	}
 	mainCfg.QPS, mainCfg.Burst = float32(*cfg.KubeAPIQPS), int(cfg.KubeAPIBurst)
 	mainCfg.UserAgent = "minikubelet/" + version.Get().Version
 	mainCfg.ContentType = "application/vnd.kubernetes.protobuf"
@@ -110,7 +113,7 @@ func (k *Kubelet) startCertRotation(context.Context) (component, error) {
 	rotator, err := bootstrap.NewRotator(bootstrap.RotatorConfig{
 		Client: k.client, CertDir: o.CertDir, NodeName: o.NodeName,
 		CertDuration: o.ClientCertDuration, Timeout: o.BootstrapTimeout,
-		OnRotate: k.dialer.CloseAll,
+		OnRotate: func() { k.clientCert.reload(); k.dialer.CloseAll() },
 	})
 	if err != nil {
 		return nil, err

@@ -23,7 +23,8 @@ import (
 //   - one gRPC server and socket for every node's fake runtime (fake.Mux), and one connection to
 //     it; each node still has a Runtime of its own, and its calls name it;
 //   - one Service informer (service-link env), started with the client of the first node that
-//     gets there;
+//     gets there: a read any node may make. (Not the Node informer: the Node authorizer lets a
+//     node read only its own Node, so each keeps its own, on metadata.name=<node>.)
 //   - the start-up pace: at most StartConcurrency nodes between TLS bootstrap and registration,
 //     so a thousand CSRs and Node creations do not all hit the control plane at once.
 //

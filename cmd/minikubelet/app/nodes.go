@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"runtime/debug"
 	"sync"
 
 	"k8s.io/klog/v2"
@@ -17,6 +19,9 @@ import (
 // once: enough to keep the control plane busy, few enough not to stampede it (a thousand CSRs at
 // once time out in kube-controller-manager's queue and are retried).
 const startConcurrency = 20
+
+// nodesGCPercent is the garbage collector's target with --nodes (runtime/debug.SetGCPercent).
+const nodesGCPercent = 50
 
 // runNodes runs the --nodes N node agents of this process, each one runNode with the options of
 // ForNode: its own TLS bootstrap and client certificate (system:node:<name>), Lease, status, pod
@@ -33,6 +38,13 @@ func runNodes(ctx context.Context, o *options.Options) error {
 	logger := klog.FromContext(ctx)
 	names := o.NodeNames()
 	logger.Info("Starting node agents in one process", "nodes", len(names), "first", names[0], "last", names[len(names)-1], "rootDir", o.RootDir, "startConcurrency", startConcurrency)
+	// Most of a node's memory is long-lived state (clients, informers, goroutine stacks); the
+	// collector's default headroom (GOGC=100) lets the heap grow to twice it before collecting.
+	// Half that headroom costs some CPU and saves about a fifth of the RSS; GOGC wins if set.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(nodesGCPercent)
+		logger.Info("Tuned the garbage collector for many nodes", "gcPercent", nodesGCPercent, "override", "GOGC")
+	}
 	shared, err := kubelet.NewShared(kubelet.SharedConfig{RootDir: o.RootDir, Nodes: len(names), StartConcurrency: startConcurrency,
 		RuntimeRequestTimeout: o.Config.RuntimeRequestTimeout.Duration})
 	if err != nil {
