@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -33,6 +34,15 @@ type auditEvent struct {
 // no such stage: when it completes), anything else when it completes. It waits a second first,
 // so requests sent just before `to` are answered and logged.
 func (a *auditLogReader) count(ctx context.Context, user string, from, to time.Time) (map[string]int, error) {
+	return a.countMatching(ctx, func(u string) bool { return u == user }, from, to)
+}
+
+// countPrefix is count for every user whose name starts with prefix (the nodes of --nodes).
+func (a *auditLogReader) countPrefix(ctx context.Context, prefix string, from, to time.Time) (map[string]int, error) {
+	return a.countMatching(ctx, func(u string) bool { return strings.HasPrefix(u, prefix) }, from, to)
+}
+
+func (a *auditLogReader) countMatching(ctx context.Context, user func(string) bool, from, to time.Time) (map[string]int, error) {
 	if err := sleep(ctx, time.Second); err != nil {
 		return nil, err
 	}
@@ -50,7 +60,7 @@ func (a *auditLogReader) count(ctx context.Context, user string, from, to time.T
 		if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
 			continue // a line being written right now
 		}
-		if e.User.Username != user || e.RequestReceivedTimestamp.Before(from) || e.RequestReceivedTimestamp.After(to) {
+		if !user(e.User.Username) || e.RequestReceivedTimestamp.Before(from) || e.RequestReceivedTimestamp.After(to) {
 			continue
 		}
 		if !countsOnce(e, watchStarted) {

@@ -23,11 +23,13 @@ type side struct {
 	cmd   func(node, dir string, port int) *exec.Cmd
 	// cleanup, when set, removes what the stopped kubelet left outside dir.
 	cleanup func(p *process)
+	// minikubelet: its relists (/metrics) and a killed container's way to the API are measured.
+	minikubelet bool
 }
 
 // minikubeletSide is minikubelet on its built-in fake runtime, with everything under dir.
 func minikubeletSide(bin, bootstrapKubeconfig string) side {
-	return side{label: "minikubelet", node: "bench-minikubelet", cmd: func(node, dir string, port int) *exec.Cmd {
+	return side{label: "minikubelet", node: "bench-minikubelet", minikubelet: true, cmd: func(node, dir string, port int) *exec.Cmd {
 		return exec.Command(bin,
 			"--bootstrap-kubeconfig", bootstrapKubeconfig, "--root-dir", dir, "--hostname-override", node,
 			"--node-ip", "127.0.0.1", "--address", "127.0.0.1", "--port", strconv.Itoa(port))

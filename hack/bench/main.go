@@ -34,9 +34,11 @@ type config struct {
 	pods     int           // pods bound to the node at once
 	creators int           // parallel creators
 	nodes    []int         // --nodes N runs of minikubelet
+	manyIdle time.Duration // how long each --nodes N run idles after all are Ready
 	out      string        // where the JSON goes
 	kubemark bool          // measure the hollow node too
 	floor    bool          // measure the RSS floor programs (hack/bench/floor)
+	evented  bool          // measure minikubelet with the EventedPLEG gate too
 }
 
 func main() {
@@ -45,9 +47,11 @@ func main() {
 	flag.DurationVar(&cfg.idle, "idle", time.Minute, "idle window over which CPU seconds and API requests per minute are measured")
 	flag.IntVar(&cfg.pods, "pods", 100, "pods bound to the node at once (spec.nodeName)")
 	flag.IntVar(&cfg.creators, "creators", 10, "parallel pod creators")
-	flag.StringVar(&nodes, "nodes-list", "50,100", "run `minikubelet --nodes N` for each N and report RSS per node (empty or 0: skip)")
+	flag.StringVar(&nodes, "nodes-list", "100,1000", "run `minikubelet --nodes N` for each N and report time to all Ready, RSS per node, idle CPU, API requests and NotReady nodes (empty or 0: skip)")
+	flag.DurationVar(&cfg.manyIdle, "nodes-idle", 2*time.Minute, "how long each --nodes N run idles after all its nodes are Ready (CPU, API requests per node, NotReady count)")
 	flag.StringVar(&cfg.out, "out", "_output/bench", "directory for the JSON results (a relative path is relative to the repository)")
 	flag.BoolVar(&cfg.kubemark, "kubemark", true, "also measure kubemark's hollow node (false: minikubelet only)")
+	flag.BoolVar(&cfg.evented, "evented", true, "also measure minikubelet with --feature-gates EventedPLEG=true (relists per idle minute, killed container → API, pod startup)")
 	flag.BoolVar(&cfg.floor, "floor", true, "also measure what minikubelet's RSS is made of: a client-go-only program, and one with k8s.io/apiserver's authn/authz linked in")
 	flag.Parse()
 	for _, f := range strings.Split(nodes, ",") {
@@ -84,6 +88,7 @@ type report struct {
 	Machine     string         `json:"machine"`
 	Config      map[string]any `json:"config"`
 	Minikubelet *sideResult    `json:"minikubelet"`
+	Evented     *sideResult    `json:"evented,omitempty"` // minikubelet with the EventedPLEG gate
 	HollowNode  *sideResult    `json:"hollowNode,omitempty"`
 	ManyNodes   []manyResult   `json:"manyNodes,omitempty"`
 	RSSFloor    []floorResult  `json:"rssFloor,omitempty"`
@@ -146,6 +151,11 @@ func run(ctx context.Context, cfg config) error {
 	}}
 	if rep.Minikubelet, err = b.measure(ctx, minikubeletSide(minikubelet, cluster.BootstrapKubeconfig)); err != nil {
 		return fmt.Errorf("minikubelet: %w", err)
+	}
+	if cfg.evented {
+		if rep.Evented, err = b.measure(ctx, eventedSide(minikubelet, cluster.BootstrapKubeconfig)); err != nil {
+			return fmt.Errorf("minikubelet EventedPLEG: %w", err)
+		}
 	}
 	if cfg.kubemark {
 		if rep.HollowNode, err = b.measure(ctx, hollowSide(kubemark, cluster.BootstrapKubeconfig)); err != nil {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +45,10 @@ type sideResult struct {
 	// gone, divided by the number of pods; PodRequests breaks them down by verb and resource.
 	RequestsPerPod float64        `json:"requestsPerPod"`
 	PodRequests    map[string]int `json:"podRequests"`
+	// minikubelet only: PLEG relists per idle minute (its /metrics), and a container killed
+	// behind its back (the fake runtime's fault) → the API shows it, in ms.
+	RelistsPerIdleMinute float64 `json:"relistsPerIdleMinute,omitempty"`
+	KillToAPIMS          float64 `json:"killToApiMs,omitempty"`
 }
 
 // podStartup is created→Running-and-Ready of pods bound at once, as seen by a watch.
@@ -99,6 +101,12 @@ func (b *bench) measure(ctx context.Context, s side) (*sideResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	var relists0 float64
+	if s.minikubelet {
+		if relists0, err = relistCount(ctx, b.cluster.RestConfig, dir, port); err != nil {
+			return nil, err
+		}
+	}
 	from := time.Now()
 	if err := sleep(ctx, b.cfg.idle); err != nil {
 		return nil, err
@@ -110,6 +118,13 @@ func (b *bench) measure(ctx context.Context, s side) (*sideResult, error) {
 	}
 	minutes := to.Sub(from).Minutes()
 	r.IdleCPUSecondsPerMinute = (cpu1 - cpu0) / minutes
+	if s.minikubelet {
+		relists1, err := relistCount(ctx, b.cluster.RestConfig, dir, port)
+		if err != nil {
+			return nil, err
+		}
+		r.RelistsPerIdleMinute = (relists1 - relists0) / minutes
+	}
 	if r.IdleRequests, err = b.audit.count(ctx, "system:node:"+s.node, from, to); err != nil {
 		return nil, err
 	}
@@ -127,6 +142,14 @@ func (b *bench) measure(ctx context.Context, s side) (*sideResult, error) {
 		return nil, err
 	}
 	r.RequestsPerPod = float64(total(r.PodRequests)) / float64(b.cfg.pods)
+	if s.minikubelet {
+		say("%s: a container killed behind its back", s.label)
+		d, err := b.killToAPI(ctx, s.node, dir)
+		if err != nil {
+			return nil, fmt.Errorf("%w\nthe kubelet's log ends with:\n%s", err, p.logTail())
+		}
+		r.KillToAPIMS = ms(d)
+	}
 	if p.exited() {
 		return nil, fmt.Errorf("%s exited during the run:\n%s", s.label, p.logTail())
 	}
@@ -351,63 +374,6 @@ func parallel(n int, items []string, do func(string) error) error {
 	wg.Wait()
 	close(errs)
 	return <-errs // nil when the channel is empty
-}
-
-// manyResult is one `minikubelet --nodes N` run.
-type manyResult struct {
-	Nodes             int     `json:"nodes"`
-	StartToAllReadyMS float64 `json:"startToAllReadyMs"`
-	Memory            memory  `json:"memory"` // 10 s after every node is Ready
-	RSSPerNodeMB      float64 `json:"rssPerNodeMb"`
-}
-
-// manyNodes runs `minikubelet --nodes n` until every node is Ready, and reads its memory 10 s
-// later.
-func (b *bench) manyNodes(ctx context.Context, bin string, n int) (manyResult, error) {
-	prefix := fmt.Sprintf("multi%d-", n)
-	say("minikubelet --nodes %d --node-name-prefix %s", n, prefix)
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("%s%d", prefix, i+1)
-	}
-	dir := filepath.Join(b.work, strings.TrimSuffix(prefix, "-"))
-	cmd := exec.Command(bin, "--nodes", fmt.Sprint(n), "--node-name-prefix", prefix,
-		"--bootstrap-kubeconfig", b.cluster.BootstrapKubeconfig, "--root-dir", dir,
-		"--node-ip", "127.0.0.1", "--address", "127.0.0.1")
-	p, err := start(cmd, filepath.Join(dir, "kubelet.log"))
-	if err != nil {
-		return manyResult{}, err
-	}
-	defer b.cleanupNodes(ctx, names...)
-	defer p.stop()
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		list, err := b.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return manyResult{}, err
-		}
-		readyNodes := 0
-		for i := range list.Items {
-			if strings.HasPrefix(list.Items[i].Name, prefix) && nodeReady(&list.Items[i]) {
-				readyNodes++
-			}
-		}
-		if readyNodes == n {
-			break
-		}
-		if p.exited() || time.Now().After(deadline) {
-			return manyResult{}, fmt.Errorf("%d of %d nodes Ready; the log ends with:\n%s", readyNodes, n, p.logTail())
-		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return manyResult{}, err
-		}
-	}
-	r := manyResult{Nodes: n, StartToAllReadyMS: ms(time.Since(p.started))}
-	if r.Memory, err = p.memoryAfter(ctx, 10*time.Second); err != nil {
-		return r, err
-	}
-	r.RSSPerNodeMB = r.Memory.mb() / float64(n)
-	return r, nil
 }
 
 // cleanupNodes removes what the stopped kubelets leave in the API: their Nodes, Leases and the

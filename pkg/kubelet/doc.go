@@ -1,6 +1,8 @@
 // Package kubelet is the wiring: the Kubelet struct holds every component of one node agent, and
 // Run starts them in one visible start order, then waits until the context ends and stops them in
-// reverse. Upstream counterpart: pkg/kubelet/kubelet.go (NewMainKubelet, Kubelet.Run, syncLoop)
+// reverse. With --nodes, the node agents of one process share what carries no identity through
+// a Shared (shared.go): the fake runtimes' socket, the Service informer, the start-up
+// pace. Upstream counterpart: pkg/kubelet/kubelet.go (NewMainKubelet, Kubelet.Run, syncLoop)
 // with cmd/kubelet/app/server.go (RunKubelet), which spread the same order over several functions.
 //
 // # Start order (kubelet.go startOrder; start.go runs it)
@@ -15,7 +17,7 @@
 //	root-dir             --root-dir holds everything we write
 //	debug-listener       --debug-address: the journal on loopback, from the first step on
 //	tls-bootstrap        reuse the client certificate, or get one with the bootstrap token
-//	api-clients          main and heartbeat clients, through one rotating dialer
+//	api-clients          main and heartbeat clients, over one transport and one rotating dialer
 //	events               core/v1 Events, source kubelet on this host
 //	certificate-rotation rotateCertificates
 //	fake-runtime         the built-in CRI runtime, unless --container-runtime-endpoint

@@ -29,6 +29,10 @@ type Config struct {
 	APIListener net.Listener
 	// Clock drives every step's timing record; nil is the real clock.
 	Clock clock.WithTicker
+	// Shared, with --nodes, is what this node agent shares with the others of the process
+	// (shared.go): the fake runtimes' server, the Service informer, the start-up pace. Its Ready
+	// must be closed. nil: a kubelet alone.
+	Shared *Shared
 }
 
 // Kubelet is minikubelet's main object: one node agent. New prepares it; Run starts its steps in
@@ -37,6 +41,8 @@ type Kubelet struct {
 	opts        *options.Options
 	apiListener net.Listener
 	clock       clock.WithTicker
+	shared      *Shared // --nodes; nil alone
+	turn        *turn   // held from TLS bootstrap to registration with --nodes (shared.go)
 	nodeIP      net.IP
 	journal     *journal.Journal  // "what just happened?": served on :10250/debug/journal
 	metrics     *metrics.Registry // served on :10250/metrics
@@ -44,6 +50,7 @@ type Kubelet struct {
 	// Made by the steps, in start order.
 	restConfig      *rest.Config           // tls-bootstrap: the client certificate's kubeconfig
 	dialer          *connrotation.Dialer   // api-clients: closed on rotation, so requests use the new certificate
+	clientCert      *clientCert            // api-clients: the client certificate handshakes present (transport.go)
 	client          kubernetes.Interface   // api-clients: rate-limited by kubeAPIQPS/Burst
 	heartbeatClient kubernetes.Interface   // api-clients: Lease and node status, timeout ≤ the lease
 	recorder        record.EventRecorder   // events
@@ -76,6 +83,7 @@ func New(cfg Config) (*Kubelet, error) {
 		opts:        o,
 		apiListener: cfg.APIListener,
 		clock:       cfg.Clock,
+		shared:      cfg.Shared,
 		nodeIP:      nodeIP,
 		journal:     journal.NewWithClock(journal.DefaultSize, cfg.Clock),
 		metrics:     metrics.New(),
@@ -118,6 +126,7 @@ func (k *Kubelet) startOrder() []step {
 // Run runs the start order and blocks until ctx ends (nil: a clean shutdown) or a step fails (its
 // error, named by the step); every step is stopped, in reverse order, before it returns.
 func (k *Kubelet) Run(ctx context.Context) error {
+	defer k.turn.done() // a node that stopped before it registered gives its turn back
 	return runSteps(ctx, k.startOrder(), k.journal.For(journal.SourceStart), k.clock)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
@@ -37,6 +38,11 @@ func (k *Kubelet) makeRootDir(context.Context) (component, error) {
 // with the bootstrap token (CSR → approval → certificate).
 func (k *Kubelet) bootstrapClientCert(ctx context.Context) (component, error) {
 	o := k.opts
+	turn, err := k.shared.waitTurn(ctx) // --nodes: a few at a time, until registered
+	if err != nil {
+		return nil, err
+	}
+	k.turn = turn
 	restCfg, err := bootstrap.LoadOrBootstrap(ctx, bootstrap.Config{
 		Kubeconfig:          o.Kubeconfig,
 		BootstrapKubeconfig: o.BootstrapKubeconfig,
@@ -46,29 +52,41 @@ func (k *Kubelet) bootstrapClientCert(ctx context.Context) (component, error) {
 		CertDuration:        o.ClientCertDuration,
 	})
 	k.restConfig = restCfg
+	if err == nil {
+		k.shared.countBootstrapped()
+	}
 	return nil, err
 }
 
 // makeClients makes the main client (rate-limited by kubeAPIQPS/Burst) and the heartbeat client
-// (no client-side rate limit, and a timeout no longer than the lease, as upstream). Every
-// connection goes through one dialer, so a certificate rotation can close them all and the next
-// requests handshake with the new certificate.
+// (no client-side rate limit, and a timeout no longer than the lease, as upstream), over one
+// transport (transport.go). Every connection goes through one dialer, so a certificate rotation
+// can close them all and the next requests handshake with the new certificate.
 func (k *Kubelet) makeClients(context.Context) (component, error) {
 	cfg := &k.opts.Config
 	k.dialer = connrotation.NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
-	mainCfg := rest.CopyConfig(k.restConfig)
-	mainCfg.Dial = k.dialer.DialContext
+	k.clientCert = &clientCert{certFile: k.restConfig.CertFile, keyFile: k.restConfig.KeyFile}
+	mainCfg, err := clientTransport(k.restConfig, k.clientCert, k.dialer) // transport.go
+	if err != nil {
+		return nil, err
+	}
 	mainCfg.QPS, mainCfg.Burst = float32(*cfg.KubeAPIQPS), int(cfg.KubeAPIBurst)
 	mainCfg.UserAgent = "minikubelet/" + version.Get().Version
 	mainCfg.ContentType = "application/vnd.kubernetes.protobuf"
-	client, err := kubernetes.NewForConfig(mainCfg)
+	httpClient, err := rest.HTTPClientFor(mainCfg)
+	if err != nil {
+		return nil, fmt.Errorf("create API client: %w", err)
+	}
+	client, err := kubernetes.NewForConfigAndClient(mainCfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("create API client: %w", err)
 	}
 	hbCfg := rest.CopyConfig(mainCfg)
 	hbCfg.Timeout = min(cfg.NodeStatusUpdateFrequency.Duration, k.leaseDuration())
 	hbCfg.QPS = -1 // never wait on a client-side rate limiter
-	heartbeat, err := kubernetes.NewForConfig(hbCfg)
+	// One transport, so one connection, for both, as upstream (its heartbeat client config is a
+	// copy of the main one, transport included); the heartbeat's own timeout is its http.Client's.
+	heartbeat, err := kubernetes.NewForConfigAndClient(hbCfg, &http.Client{Transport: httpClient.Transport, Timeout: hbCfg.Timeout})
 	if err != nil {
 		return nil, fmt.Errorf("create heartbeat client: %w", err)
 	}
@@ -95,7 +113,7 @@ func (k *Kubelet) startCertRotation(context.Context) (component, error) {
 	rotator, err := bootstrap.NewRotator(bootstrap.RotatorConfig{
 		Client: k.client, CertDir: o.CertDir, NodeName: o.NodeName,
 		CertDuration: o.ClientCertDuration, Timeout: o.BootstrapTimeout,
-		OnRotate: k.dialer.CloseAll,
+		OnRotate: func() { k.clientCert.reload(); k.dialer.CloseAll() },
 	})
 	if err != nil {
 		return nil, err
@@ -139,7 +157,12 @@ func (k *Kubelet) registerNode(ctx context.Context) (component, error) {
 	}})
 	k.status = status
 	k.recorder.Eventf(status.NodeRef(), corev1.EventTypeNormal, "Starting", "Starting minikubelet.")
-	return nil, status.Register(ctx)
+	if err := status.Register(ctx); err != nil {
+		return nil, err
+	}
+	k.shared.countRegistered()
+	k.turn.done()
+	return nil, nil
 }
 
 // startLease renews the node's Lease in kube-node-lease every nodeLeaseDurationSeconds/4.

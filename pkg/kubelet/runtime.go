@@ -61,7 +61,13 @@ func (k *Kubelet) startFakeRuntime(ctx context.Context) (component, error) {
 	if k.opts.ContainerRuntimeEndpoint != "" {
 		return nop()
 	}
-	rt, err := fake.New(fake.Config{Socket: filepath.Join(k.opts.RootDir, "fake-runtime.sock"), PodCIDR: k.opts.Config.PodCIDR})
+	var rt *fake.Runtime
+	var err error
+	if k.shared != nil { // --nodes: served through the process's one socket (shared.go)
+		rt, err = k.shared.fakeRuntimes.NewRuntime(k.opts.NodeName, fake.Config{PodCIDR: k.opts.Config.PodCIDR})
+	} else {
+		rt, err = fake.New(fake.Config{Socket: filepath.Join(k.opts.RootDir, "fake-runtime.sock"), PodCIDR: k.opts.Config.PodCIDR})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("start the built-in fake runtime: %w", err)
 	}
@@ -83,7 +89,13 @@ func (k *Kubelet) dialRuntime(ctx context.Context) (component, error) {
 	if endpoint == "" {
 		endpoint = k.runtimeEndpoint
 	}
-	cri, err := remote.Dial(ctx, endpoint, k.opts.Config.RuntimeRequestTimeout.Duration)
+	var cri *remote.Client
+	var err error
+	if k.shared != nil && k.opts.ContainerRuntimeEndpoint == "" { // --nodes: one connection, calls named by node
+		cri, err = remote.ForNode(ctx, k.shared.cri, endpoint, fake.NodeMetadataKey, k.opts.NodeName)
+	} else {
+		cri, err = remote.Dial(ctx, endpoint, k.opts.Config.RuntimeRequestTimeout.Duration)
+	}
 	if err != nil {
 		return nil, err
 	}

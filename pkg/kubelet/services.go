@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -29,19 +30,30 @@ type services struct {
 
 // startServiceInformer lists and watches the Services, as upstream does from NewMainKubelet on:
 // every Service except headless ones (spec.clusterIP=None, issue 122394), which have no
-// variables. The pods' containers read them when they start.
+// variables. The pods' containers read them when they start. With --nodes, the nodes of the
+// process share one (shared.go).
 func (k *Kubelet) startServiceInformer(context.Context) (component, error) {
-	factory := informers.NewSharedInformerFactoryWithOptions(k.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	if k.shared != nil {
+		k.services = k.shared.sharedServices(k.client)
+		return nop()
+	}
+	var run component
+	k.services, run = newServiceInformer(k.client)
+	return run, nil
+}
+
+// newServiceInformer makes the informer and what runs it until ctx ends.
+func newServiceInformer(client kubernetes.Interface) (*services, component) {
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone).String()
 	}))
 	informer := factory.Core().V1().Services()
-	k.services = &services{lister: informer.Lister(), synced: informer.Informer().HasSynced}
-	return runFunc(func(ctx context.Context) error {
+	return &services{lister: informer.Lister(), synced: informer.Informer().HasSynced}, runFunc(func(ctx context.Context) error {
 		factory.StartWithContext(ctx)
 		<-ctx.Done()
 		factory.Shutdown() // waits for the informer's goroutines
 		return nil
-	}), nil
+	})
 }
 
 // env is the service-link environment of pod's containers (volume.ServiceEnv). Until the first

@@ -45,19 +45,21 @@ type runFunc func(ctx context.Context) error
 func (f runFunc) Run(ctx context.Context) error { return f(ctx) }
 
 // onStop is a component that only waits, then releases what its step made (closes a
-// connection, flushes events) when the steps after it have stopped.
-func onStop(release func() error) component {
-	return runFunc(func(ctx context.Context) error {
-		<-ctx.Done()
-		return release()
-	})
-}
+// connection, flushes events) when the steps after it have stopped. runSteps gives it no
+// goroutine of its own: it calls release when it stops the step.
+func onStop(release func() error) component { return releaser(release) }
+
+type releaser func() error
+
+func (r releaser) Run(ctx context.Context) error { <-ctx.Done(); return r() }
 
 // running is a started step, kept to stop it.
 type running struct {
 	name   string
 	cancel context.CancelFunc
 	done   chan error // receives Run's result; nil for a step that left nothing running
+	// release, for an onStop component, is called when the step stops, instead of a Run.
+	release func() error
 }
 
 // runSteps runs steps in order, then waits until parent ends or a component fails; then it stops
@@ -94,7 +96,9 @@ func runSteps(parent context.Context, steps []step, rec journal.Recorder, clk cl
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 		r := running{name: s.name, cancel: cancel}
-		if c != nil {
+		if rel, ok := c.(releaser); ok {
+			r.release = rel
+		} else if c != nil {
 			r.done = make(chan error, 1)
 			go func() {
 				err := c.Run(stepCtx)
@@ -134,8 +138,11 @@ func stopSteps(logger klog.Logger, started []running, rec journal.Recorder, clk 
 		begin := clk.Now()
 		r.cancel()
 		var err error
-		if r.done != nil {
+		switch {
+		case r.done != nil:
 			err = <-r.done
+		case r.release != nil:
+			err = r.release()
 		}
 		if err != nil {
 			logger.Error(err, "Stopped with an error", "step", r.name)

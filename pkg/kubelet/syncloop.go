@@ -86,7 +86,7 @@ func (p *pods) syncLoopIteration(ctx context.Context, configCh <-chan podsource.
 		p.handleProbeUpdate(ctx, prober.Startup, u) // into the status: Started follows
 	case <-housekeepingCh:
 		var fields map[string]string
-		if err := p.handlePodCleanups(ctx); err != nil {
+		if err := p.handlePodCleanups(ctx); err != nil && ctx.Err() == nil { // not the calls cut by our own stop
 			logger.Error(err, "Failed cleaning up pods")
 			fields = map[string]string{"error": err.Error()}
 		}

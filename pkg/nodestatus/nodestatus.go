@@ -81,8 +81,14 @@ type Manager struct {
 	runtimeVersion func() string
 	pressure       func(corev1.NodeConditionType) bool // nil: no pressure
 
+	// watch is the informer on our own Node; the status loop reads the Node from it.
+	watch *nodeWatch
+
 	// Owned by the status loop.
 	lastReport time.Time
+	// readFromAPI is set when the last turn failed: the next one GETs the Node, as upstream's
+	// retries do, rather than trust the watch cache.
+	readFromAPI bool
 }
 
 // New validates cfg and fills its defaults.
@@ -111,7 +117,8 @@ func New(cfg Config) (*Manager, error) {
 	}
 	// Events about a Node use the node name as UID, as upstream does.
 	ref := &corev1.ObjectReference{Kind: "Node", Name: cfg.NodeName, UID: types.UID(cfg.NodeName)}
-	return &Manager{cfg: cfg, nodeRef: ref, capacity: capacity, allocatable: allocatable, runtimeVersion: func() string { return "" }}, nil
+	return &Manager{cfg: cfg, nodeRef: ref, capacity: capacity, allocatable: allocatable, runtimeVersion: func() string { return "" },
+		watch: newNodeWatch(cfg.Client, cfg.NodeName)}, nil
 }
 
 // NodeRef is the reference to use when recording events about this node.
@@ -261,9 +268,12 @@ func reconcileLabels(node *corev1.Node, want map[string]string) bool {
 	return changed
 }
 
-// Run computes the status every UpdateFrequency and reports it when needed, until ctx ends.
-// Register must have succeeded first.
+// Run watches the Node, computes the status every UpdateFrequency and reports it when needed,
+// until ctx ends. Register must have succeeded first.
 func (m *Manager) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { m.watch.run(ctx) })
 	ticker := m.cfg.Clock.NewTicker(m.cfg.UpdateFrequency)
 	defer ticker.Stop()
 	for {
@@ -279,17 +289,13 @@ func (m *Manager) Run(ctx context.Context) {
 }
 
 // syncOnce is one turn of the status loop: read the Node, compute the status, PATCH it if it
-// changed or the report interval passed, and record events for condition changes.
-func (m *Manager) syncOnce(ctx context.Context) error {
-	// The Node as it is now, from the API server's watch cache (resourceVersion "0"): a change
-	// someone else made — kcm marking the node Unknown — is noticed and corrected at this turn.
-	// Upstream's tryUpdateNodeStatus reads its first try from an informer (nodeLister) instead,
-	// and GETs only on retries: no request when nothing changed, but after an API server outage
-	// its informer sees kcm's Unknown only once the reflector re-lists, up to a minute of backoff
-	// later. We pay one cheap GET per UpdateFrequency (6 a minute) to correct it at once.
-	node, err := m.cfg.HeartbeatClient.CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{ResourceVersion: "0"})
+// changed or the report interval passed, and record events for condition changes. A turn that
+// fails makes the next one read the Node from the API server.
+func (m *Manager) syncOnce(ctx context.Context) (err error) {
+	defer func() { m.readFromAPI = err != nil }()
+	node, err := m.readNode(ctx)
 	if err != nil {
-		return fmt.Errorf("get node %q: %w", m.cfg.NodeName, err)
+		return err
 	}
 	in := m.inputs()
 	computed := computeStatus(node.Status, in)
@@ -305,6 +311,24 @@ func (m *Manager) syncOnce(ctx context.Context) error {
 	m.recordConditionEvents(node.Status, patched.Status)
 	m.lastReport = in.now
 	return nil
+}
+
+// readNode is the Node as the status is computed from (upstream tryUpdateNodeStatus): from the
+// watch cache, which costs no request; from the API server (GET, a consistent read) when the last
+// turn failed or the cache may be behind — not synced yet, or no watch open (the API server is
+// away, or was: then kube-controller-manager may have marked the node Unknown meanwhile, and this
+// turn must see it to put Ready back).
+func (m *Manager) readNode(ctx context.Context) (*corev1.Node, error) {
+	if !m.readFromAPI {
+		if node, ok := m.watch.cached(); ok {
+			return node, nil
+		}
+	}
+	node, err := m.cfg.HeartbeatClient.CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get node %q: %w", m.cfg.NodeName, err)
+	}
+	return node, nil
 }
 
 // patchStatus sends a strategic merge patch of the status subresource, as upstream's

@@ -173,9 +173,9 @@ func TestRegisterStopsOnForbidden(t *testing.T) {
 	}
 }
 
-// Upstream tryUpdateNodeStatus reads the Node afresh on every turn: when kcm has marked it Unknown
-// (its Lease went stale, e.g. while the API server was down), the next turn reports Ready again,
-// however recently the status was last reported.
+// When kcm has marked the node Unknown (its Lease went stale, e.g. while the API server was down),
+// the next turn reports Ready again, however recently the status was last reported. Here the
+// watch never ran, so the turn reads the Node with a GET (upstream tryUpdateNodeStatus' retries).
 func TestSyncOnceCorrectsReadyOverwrittenByOthers(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	m, client, clk, _ := newTestManager(t)

@@ -2,6 +2,7 @@ package options
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -210,8 +211,8 @@ func (o *Options) NodeNames() []string {
 
 // ForNode returns the options of node agent i (1 … --nodes) of --nodes: its own name
 // (NodeNames()[i-1]), its own root dir <root-dir>/<name>/ with the kubeconfig, certificates, pod
-// logs and fake runtime socket in it, and its own podCIDR for its fake runtime's pod IPs,
-// nodePodCIDR(i). Everything else is shared, read-only.
+// logs in it, and its own podCIDR for its fake runtime's pod IPs, nodePodCIDR(i); the
+// EventedPLEG gate on unless set. Everything else is shared, read-only.
 func (o *Options) ForNode(i int) *Options {
 	n := *o
 	n.Nodes, n.NodeName = 1, o.NodeNamePrefix+strconv.Itoa(i)
@@ -220,6 +221,15 @@ func (o *Options) ForNode(i int) *Options {
 	n.Kubeconfig = filepath.Join(n.RootDir, "kubeconfig")
 	n.Config.PodLogsDir = filepath.Join(n.RootDir, "pod-logs")
 	n.Config.PodCIDR = nodePodCIDR(i)
+	// Idle nodes would relist every second each (1000 nodes: 2000 CRI calls a second): they
+	// follow their runtime's container events instead, unless the gate is set either way.
+	if _, set := o.Config.FeatureGates[EventedPLEG]; !set {
+		n.Config.FeatureGates = maps.Clone(o.Config.FeatureGates)
+		if n.Config.FeatureGates == nil {
+			n.Config.FeatureGates = map[string]bool{}
+		}
+		n.Config.FeatureGates[EventedPLEG] = true
+	}
 	return &n
 }
 

@@ -17,15 +17,16 @@ func run(ctx context.Context, o *options.Options) error {
 	if o.Nodes > 1 {
 		return runNodes(ctx, o)
 	}
-	return runNode(ctx, o, nil)
+	return runNode(ctx, o, nil, nil)
 }
 
 // runNode runs one node agent: the Kubelet, whose start order (pkg/kubelet Kubelet.startOrder)
 // starts every component. apiListener, when not nil, is where its kubelet API serves (--nodes
-// opens one per node); nil listens on --address:--port.
-func runNode(ctx context.Context, o *options.Options, apiListener net.Listener) error {
+// opens one per node); nil listens on --address:--port. shared is what the --nodes agents share;
+// nil for a kubelet alone.
+func runNode(ctx context.Context, o *options.Options, apiListener net.Listener, shared *kubelet.Shared) error {
 	klog.FromContext(ctx).Info("Starting minikubelet", "version", version.Get().Version, "kubernetes", version.Get().Kubernetes, "node", o.NodeName)
-	k, err := kubelet.New(kubelet.Config{Options: o, APIListener: apiListener})
+	k, err := kubelet.New(kubelet.Config{Options: o, APIListener: apiListener, Shared: shared})
 	if err != nil {
 		return err
 	}

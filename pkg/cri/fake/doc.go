@@ -17,6 +17,16 @@
 //     streaming server (internal/cri/server/streaming.go), built like ours on
 //     k8s.io/cri-streaming/pkg/streaming (formerly k8s.io/kubelet/pkg/cri/streaming).
 //
+// # Many nodes on one socket (mux.go)
+//
+// `minikubelet --nodes N` gives every node a Runtime of its own (sandboxes, containers, pod IP
+// range, streaming server) but serves them all with one gRPC server on one socket: a Mux. Each
+// call names its node in the gRPC metadata key NodeMetadataKey ("minikubelet-node"); the Mux
+// hands it to the generated handler with that node's Runtime and interceptors (the generated
+// handlers take the server as an argument, so one ServiceDesc per service routes them all). A
+// call that names no node — crictl — is refused with FailedPrecondition saying why. A muxed
+// Runtime has no admin (fault-injection) socket.
+//
 // # CRI methods
 //
 //	Version, Status, RuntimeConfig, UpdateRuntimeConfig      handshake, readiness, cgroup driver

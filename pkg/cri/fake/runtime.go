@@ -98,6 +98,11 @@ type Runtime struct {
 	logger     klog.Logger               // for work not tied to a call (program steps); set by Serve
 	streams    streaming.Server          // hands out streaming URLs; set by Serve
 	streamURL  string                    // base URL of the streaming server; set by Serve
+
+	// mux, when set (Mux.NewRuntime), serves this runtime's CRI calls for node: Serve then
+	// serves only the streaming server, no socket of its own.
+	mux  *Mux
+	node string
 }
 
 var (
@@ -186,6 +191,9 @@ func (r *Runtime) Serve(ctx context.Context) error {
 	r.served = true
 	r.logger = logger
 	r.mu.Unlock()
+	if r.mux != nil {
+		return r.serveMuxed(ctx) // one of many nodes' runtimes: its CRI calls come through the Mux
+	}
 
 	criListener, err := listenUnix(r.cfg.Socket)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
@@ -34,7 +35,7 @@ type Client struct {
 	// Image is the CRI ImageService: pull, list, status, remove, image filesystem.
 	Image runtimeapi.ImageServiceClient
 
-	conn     *grpc.ClientConn
+	conn     *grpc.ClientConn // nil for a Client of a shared connection (ForNode)
 	endpoint string
 	version  *runtimeapi.VersionResponse
 }
@@ -43,6 +44,25 @@ type Client struct {
 // path), checks that it speaks CRI v1 and returns a Client whose unary calls time out after
 // timeout (DefaultTimeout if <= 0). The handshake is bounded by ctx and by timeout.
 func Dial(ctx context.Context, endpoint string, timeout time.Duration) (*Client, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	conn, err := DialConn(endpoint, timeout)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newClient(ctx, conn, endpoint)
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	c.conn = conn
+	return c, nil
+}
+
+// DialConn makes the gRPC connection Dial uses, without the handshake: for a connection shared
+// by many Clients (ForNode). The caller closes it.
+func DialConn(endpoint string, timeout time.Duration) (*grpc.ClientConn, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -62,14 +82,38 @@ func Dial(ctx context.Context, endpoint string, timeout time.Duration) (*Client,
 	if err != nil {
 		return nil, fmt.Errorf("create CRI client for %s: %w", endpoint, err)
 	}
+	return conn, nil
+}
+
+// ForNode returns a Client over conn (DialConn) whose every call names node in the gRPC
+// metadata key — a fake.Mux serves many nodes' runtimes on one socket and routes by it — after
+// the same handshake as Dial. Its Close leaves conn open: conn's owner closes it.
+func ForNode(ctx context.Context, conn *grpc.ClientConn, endpoint, key, node string) (*Client, error) {
+	return newClient(ctx, nodeConn{conn, []string{key, node}}, endpoint)
+}
+
+// nodeConn adds metadata to every call on a shared connection.
+type nodeConn struct {
+	grpc.ClientConnInterface
+	kv []string
+}
+
+func (n nodeConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	return n.ClientConnInterface.Invoke(metadata.AppendToOutgoingContext(ctx, n.kv...), method, args, reply, opts...)
+}
+
+func (n nodeConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return n.ClientConnInterface.NewStream(metadata.AppendToOutgoingContext(ctx, n.kv...), desc, method, opts...)
+}
+
+// newClient makes the service clients over cc and checks the runtime's version.
+func newClient(ctx context.Context, cc grpc.ClientConnInterface, endpoint string) (*Client, error) {
 	c := &Client{
-		Runtime:  runtimeapi.NewRuntimeServiceClient(conn),
-		Image:    runtimeapi.NewImageServiceClient(conn),
-		conn:     conn,
+		Runtime:  runtimeapi.NewRuntimeServiceClient(cc),
+		Image:    runtimeapi.NewImageServiceClient(cc),
 		endpoint: endpoint,
 	}
 	if err := c.handshake(ctx); err != nil {
-		_ = conn.Close()
 		return nil, err
 	}
 	klog.FromContext(ctx).V(2).Info("Connected to container runtime", "endpoint", endpoint,
@@ -102,8 +146,12 @@ func (c *Client) Version() *runtimeapi.VersionResponse { return c.version }
 // Endpoint is the endpoint the client was dialled with.
 func (c *Client) Endpoint() string { return c.endpoint }
 
-// Close closes the connection; calls in flight fail.
+// Close closes the connection; calls in flight fail. A Client of a shared connection (ForNode)
+// has nothing to close.
 func (c *Client) Close() error {
+	if c.conn == nil {
+		return nil
+	}
 	if err := c.conn.Close(); err != nil {
 		return fmt.Errorf("close CRI connection to %s: %w", c.endpoint, err)
 	}

@@ -15,6 +15,9 @@
 //     with Unavailable (the node goes NotReady) and gRPC reconnects, backing off from 100 ms to
 //     3 s, so the node is Ready again within seconds of the runtime.
 //
+// ForNode is ours: with `--nodes`, every node's Client shares one connection (DialConn) to a
+// pkg/cri/fake Mux, and each call carries its node's name in the gRPC metadata.
+//
 // It simplifies: no tracing, no per-method wrappers that translate errors, no Windows named pipes,
 // and it exposes the generated clients directly instead of the kubelet's internalapi interfaces.
 package remote

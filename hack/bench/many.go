@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// manyResult is one `minikubelet --nodes N` run.
+type manyResult struct {
+	Nodes             int     `json:"nodes"`
+	StartToAllReadyMS float64 `json:"startToAllReadyMs"`
+	Memory            memory  `json:"memory"` // 10 s after every node is Ready
+	RSSPerNodeMB      float64 `json:"rssPerNodeMb"`
+	// Over the idle window after that: the process's CPU, every node's API requests (by the
+	// users system:node:<prefix>*) per node and minute, and how many nodes were seen with Ready
+	// other than True at any of the checks (every 5 s).
+	IdleSeconds                    float64        `json:"idleSeconds"`
+	IdleCPUSecondsPerMinute        float64        `json:"idleCpuSecondsPerMinute"`
+	IdleRequestsPerNodePerMinute   float64        `json:"idleRequestsPerNodePerMinute"`
+	IdleRequests                   map[string]int `json:"idleRequests"`
+	NotReadyDuringIdle             int            `json:"notReadyDuringIdle"`
+	MaxLeaseAgeDuringIdleSeconds   float64        `json:"maxLeaseAgeDuringIdleSeconds"`
+	StartLogRegistrationsPerSecond string         `json:"startLogRegistrationsPerSecond,omitempty"`
+}
+
+// manyNodes runs `minikubelet --nodes n` until every node is Ready, reads its memory 10 s later,
+// then lets it idle for cfg.manyIdle, watching CPU, API requests, Ready and the Leases.
+func (b *bench) manyNodes(ctx context.Context, bin string, n int) (manyResult, error) {
+	prefix := fmt.Sprintf("multi%d-", n)
+	say("minikubelet --nodes %d --node-name-prefix %s", n, prefix)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s%d", prefix, i+1)
+	}
+	dir := filepath.Join(b.work, strings.TrimSuffix(prefix, "-"))
+	cmd := exec.Command(bin, "--nodes", fmt.Sprint(n), "--node-name-prefix", prefix,
+		"--bootstrap-kubeconfig", b.cluster.BootstrapKubeconfig, "--root-dir", dir,
+		"--node-ip", "127.0.0.1", "--address", "127.0.0.1")
+	p, err := start(cmd, filepath.Join(dir, "kubelet.log"))
+	if err != nil {
+		return manyResult{}, err
+	}
+	defer b.cleanupNodes(ctx, names...)
+	defer p.stop()
+	deadline := time.Now().Add(15 * time.Minute)
+	for {
+		ready, _, err := b.countReady(ctx, prefix)
+		if err != nil {
+			return manyResult{}, err
+		}
+		if ready == n {
+			break
+		}
+		if p.exited() || time.Now().After(deadline) {
+			return manyResult{}, fmt.Errorf("%d of %d nodes Ready; the log ends with:\n%s", ready, n, p.logTail())
+		}
+		if err := sleep(ctx, time.Second); err != nil {
+			return manyResult{}, err
+		}
+	}
+	r := manyResult{Nodes: n, StartToAllReadyMS: ms(time.Since(p.started))}
+	if r.Memory, err = p.memoryAfter(ctx, 10*time.Second); err != nil {
+		return r, err
+	}
+	r.RSSPerNodeMB = r.Memory.mb() / float64(n)
+
+	say("minikubelet --nodes %d: idle for %s (CPU, API requests, NotReady nodes, Lease ages)", n, b.cfg.manyIdle)
+	cpu0, err := p.cpuSeconds()
+	if err != nil {
+		return r, err
+	}
+	from := time.Now()
+	notReady := map[string]bool{}
+	for time.Since(from) < b.cfg.manyIdle {
+		if err := sleep(ctx, 5*time.Second); err != nil {
+			return r, err
+		}
+		_, bad, err := b.countReady(ctx, prefix)
+		if err != nil {
+			return r, err
+		}
+		for _, name := range bad {
+			notReady[name] = true
+		}
+		age, err := b.oldestLease(ctx, prefix)
+		if err != nil {
+			return r, err
+		}
+		r.MaxLeaseAgeDuringIdleSeconds = max(r.MaxLeaseAgeDuringIdleSeconds, age.Seconds())
+	}
+	to := time.Now()
+	cpu1, err := p.cpuSeconds()
+	if err != nil {
+		return r, err
+	}
+	minutes := to.Sub(from).Minutes()
+	r.IdleSeconds = to.Sub(from).Seconds()
+	r.IdleCPUSecondsPerMinute = (cpu1 - cpu0) / minutes
+	r.NotReadyDuringIdle = len(notReady)
+	if r.IdleRequests, err = b.audit.countPrefix(ctx, "system:node:"+prefix, from, to); err != nil {
+		return r, err
+	}
+	r.IdleRequestsPerNodePerMinute = float64(total(r.IdleRequests)) / float64(n) / minutes
+	r.StartLogRegistrationsPerSecond = lastStartRate(p.log)
+	return r, nil
+}
+
+// countReady lists the nodes named prefix* and returns how many are Ready and the others' names.
+func (b *bench) countReady(ctx context.Context, prefix string) (int, []string, error) {
+	list, err := b.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, nil, err
+	}
+	ready := 0
+	var notReady []string
+	for i := range list.Items {
+		node := &list.Items[i]
+		if !strings.HasPrefix(node.Name, prefix) {
+			continue
+		}
+		if nodeReady(node) {
+			ready++
+		} else {
+			notReady = append(notReady, node.Name)
+		}
+	}
+	return ready, notReady, nil
+}
+
+// oldestLease is how long ago the least recently renewed Lease of prefix* was renewed: with 40 s
+// leases renewed every 10 s, anything near 40 s means renewals do not keep up.
+func (b *bench) oldestLease(ctx context.Context, prefix string) (time.Duration, error) {
+	list, err := b.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	var oldest time.Duration
+	for _, l := range list.Items {
+		if strings.HasPrefix(l.Name, prefix) && l.Spec.RenewTime != nil {
+			oldest = max(oldest, time.Since(l.Spec.RenewTime.Time))
+		}
+	}
+	return oldest, nil
+}
+
+// lastStartRate is the registrations per second in the last start-up progress line of the log
+// ("Starting node agents" … registrationsPerSecond=…), or "".
+func lastStartRate(logPath string) string {
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		return ""
+	}
+	rate := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if _, after, ok := strings.Cut(line, "registrationsPerSecond="); ok && strings.Contains(line, "Starting node agents") {
+			rate = strings.Fields(after)[0]
+		}
+	}
+	return rate
+}

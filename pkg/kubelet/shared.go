@@ -1,0 +1,183 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/pkg/cri/remote"
+)
+
+// What the node agents of one `minikubelet --nodes N` process share (cmd/minikubelet/app
+// nodes.go makes a Shared and hands it to each Kubelet). Nothing here carries a node's identity
+// to the API server except the Service informer, a read any node may do:
+//
+//   - one gRPC server and socket for every node's fake runtime (fake.Mux), and one connection to
+//     it; each node still has a Runtime of its own, and its calls name it;
+//   - one Service informer (service-link env), started with the client of the first node that
+//     gets there: a read any node may make. (Not the Node informer: the Node authorizer lets a
+//     node read only its own Node, so each keeps its own, on metadata.name=<node>.)
+//   - the start-up pace: at most StartConcurrency nodes between TLS bootstrap and registration,
+//     so a thousand CSRs and Node creations do not all hit the control plane at once.
+//
+// Everything else stays per node: client certificate, API clients and their connections,
+// Lease, node status and its Node informer, pod sources, PLEG, pod workers, status manager,
+// prober, Events, kubelet API.
+
+// SharedConfig is what NewShared needs.
+type SharedConfig struct {
+	// RootDir holds the fake runtimes' socket (fake-runtime.sock). Required.
+	RootDir string
+	// Nodes is how many node agents will start, for the start-up progress.
+	Nodes int
+	// StartConcurrency is how many nodes may be between TLS bootstrap and registration at once.
+	StartConcurrency int
+	// RuntimeRequestTimeout bounds each CRI call (runtimeRequestTimeout).
+	RuntimeRequestTimeout time.Duration
+}
+
+// Shared is what the node agents of one process share; see above.
+type Shared struct {
+	cfg          SharedConfig
+	fakeRuntimes *fake.Mux
+	cri          *grpc.ClientConn // to fakeRuntimes, made by Run
+
+	ready chan struct{} // closed once Run serves fakeRuntimes and cri is made
+
+	ctx       context.Context // Run's: the Service informer lives as long
+	mu        sync.Mutex
+	services  *services
+	stopping  bool
+	informers sync.WaitGroup
+
+	turns                  chan struct{} // a slot per node between bootstrap and registration
+	bootstrapped, register atomic.Int64
+}
+
+// NewShared prepares what the nodes share; Run serves it.
+func NewShared(cfg SharedConfig) (*Shared, error) {
+	if cfg.RootDir == "" {
+		return nil, errors.New("kubelet: SharedConfig.RootDir is required")
+	}
+	mux, err := fake.NewMux(filepath.Join(cfg.RootDir, "fake-runtime.sock"))
+	if err != nil {
+		return nil, err
+	}
+	return &Shared{cfg: cfg, fakeRuntimes: mux, ready: make(chan struct{}), turns: make(chan struct{}, max(1, cfg.StartConcurrency))}, nil
+}
+
+// Ready is closed once the nodes may start.
+func (s *Shared) Ready() <-chan struct{} { return s.ready }
+
+// Run serves the fake runtimes, runs the Service informer once a node has started it, and logs
+// the start-up's progress, until ctx ends — after every node has stopped.
+func (s *Shared) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	served := make(chan error, 1)
+	go func() { served <- s.fakeRuntimes.Serve(ctx) }()
+	select {
+	case <-s.fakeRuntimes.Ready():
+	case err := <-served:
+		return err
+	}
+	conn, err := remote.DialConn(s.fakeRuntimes.Endpoint(), s.cfg.RuntimeRequestTimeout)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close() }()
+	s.cri, s.ctx = conn, ctx
+	close(s.ready)
+
+	var wg sync.WaitGroup
+	wg.Go(func() { s.reportProgress(ctx, logger) })
+	err = <-served
+	s.mu.Lock()
+	s.stopping = true // no informer may start now
+	s.mu.Unlock()
+	s.informers.Wait()
+	wg.Wait()
+	return err
+}
+
+// reportProgress logs how many nodes have their certificate and their Node, every 5 s until all
+// do: the CSR and registration rates the control plane sees.
+func (s *Shared) reportProgress(ctx context.Context, logger klog.Logger) {
+	start := time.Now()
+	ticker := time.NewTicker(5 * time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		b, r := s.bootstrapped.Load(), s.register.Load()
+		secs := time.Since(start).Seconds()
+		logger.Info("Starting node agents", "bootstrapped", b, "registered", r, "of", s.cfg.Nodes,
+			"certificatesPerSecond", float64(int(10*float64(b)/secs))/10, "registrationsPerSecond", float64(int(10*float64(r)/secs))/10)
+		if int(r) >= s.cfg.Nodes {
+			return
+		}
+	}
+}
+
+// sharedServices returns the one Service informer, started by the first caller with its client;
+// nil once the process is stopping.
+func (s *Shared) sharedServices(client kubernetes.Interface) *services {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.services == nil && !s.stopping {
+		var run component
+		s.services, run = newServiceInformer(client)
+		s.informers.Go(func() { _ = run.Run(s.ctx) })
+	}
+	return s.services
+}
+
+// turn is one node's place in the start-up pace; nil is no pace (a kubelet alone).
+type turn struct {
+	once   sync.Once
+	shared *Shared
+}
+
+// waitTurn blocks until fewer than StartConcurrency nodes are between TLS bootstrap and
+// registration, or ctx ends. Without a Shared it returns at once.
+func (s *Shared) waitTurn(ctx context.Context) (*turn, error) {
+	if s == nil {
+		return nil, nil
+	}
+	select {
+	case s.turns <- struct{}{}:
+		return &turn{shared: s}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// done gives the turn back; it may be called again, and on nil.
+func (t *turn) done() {
+	if t != nil {
+		t.once.Do(func() { <-t.shared.turns })
+	}
+}
+
+// countBootstrapped and countRegistered count for the start-up progress; nil counts nothing.
+func (s *Shared) countBootstrapped() {
+	if s != nil {
+		s.bootstrapped.Add(1)
+	}
+}
+
+func (s *Shared) countRegistered() {
+	if s != nil {
+		s.register.Add(1)
+	}
+}
