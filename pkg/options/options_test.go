@@ -258,3 +258,28 @@ func TestPodCIDR(t *testing.T) {
 		})
 	}
 }
+
+// --nodes follows the runtime's container events unless told otherwise: an idle node would
+// relist every second; the gate set either way on the command line wins, and the shared
+// options keep their own map.
+func TestNodesSwitchEventedPLEGOnUnlessSet(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"--feature-gates", "EventedPLEG=false"}, false},
+		{[]string{"--feature-gates", "EventedPLEG=true"}, true},
+	} {
+		o, err := parse(t, append([]string{"--nodes", "2", "--bootstrap-kubeconfig", "/b.conf"}, tc.args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := FeatureEnabled(&o.ForNode(1).Config, EventedPLEG); got != tc.want {
+			t.Errorf("%v: EventedPLEG on node 1 = %v, want %v", tc.args, got, tc.want)
+		}
+		if _, set := o.Config.FeatureGates[EventedPLEG]; tc.args == nil && set {
+			t.Errorf("ForNode set the gate in the shared options")
+		}
+	}
+}

@@ -1,5 +1,5 @@
 // Package bench checks that `make bench` still runs from a clean tree: a small run of hack/bench
-// (minikubelet only, 5 pods, --nodes 3, the RSS floor programs) must finish and report plausible
+// (minikubelet with EventedPLEG off and on, 5 pods, --nodes 3, the RSS floor programs) must finish and report plausible
 // numbers. The numbers themselves are not judged here; make bench reports them.
 package bench
 
@@ -28,7 +28,7 @@ func TestBenchRuns(t *testing.T) {
 	}
 	out := t.TempDir()
 	p := framework.StartProcess(t, bin, "--kubemark=false", "--pods", "5", "--creators", "2",
-		"--idle", "10s", "--nodes-list", "3", "--out", out)
+		"--idle", "10s", "--nodes-list", "3", "--nodes-idle", "10s", "--out", out)
 	code, err := p.Wait(15 * time.Minute)
 	if err != nil {
 		// Ask it to stop cleanly first (it stops its cluster and kubelets on SIGTERM).
@@ -57,12 +57,20 @@ func TestBenchRuns(t *testing.T) {
 				N           int       `json:"n"`
 				LatenciesMS []float64 `json:"latenciesMs"`
 			} `json:"pods"`
-			RequestsPerPod float64        `json:"requestsPerPod"`
-			PodRequests    map[string]int `json:"podRequests"`
+			RequestsPerPod       float64        `json:"requestsPerPod"`
+			PodRequests          map[string]int `json:"podRequests"`
+			RelistsPerIdleMinute float64        `json:"relistsPerIdleMinute"`
+			KillToAPIMS          float64        `json:"killToApiMs"`
 		} `json:"minikubelet"`
+		Evented *struct {
+			RelistsPerIdleMinute float64 `json:"relistsPerIdleMinute"`
+			KillToAPIMS          float64 `json:"killToApiMs"`
+		} `json:"evented"`
 		ManyNodes []struct {
-			Nodes        int     `json:"nodes"`
-			RSSPerNodeMB float64 `json:"rssPerNodeMb"`
+			Nodes                        int     `json:"nodes"`
+			RSSPerNodeMB                 float64 `json:"rssPerNodeMb"`
+			IdleSeconds                  float64 `json:"idleSeconds"`
+			IdleRequestsPerNodePerMinute float64 `json:"idleRequestsPerNodePerMinute"`
 		} `json:"manyNodes"`
 		RSSFloor []struct {
 			Program string `json:"program"`
@@ -82,8 +90,15 @@ func TestBenchRuns(t *testing.T) {
 	if m.PodRequests["patch pods/status"] < 5 || m.PodRequests["delete pods"] != 5 || m.RequestsPerPod < 2 {
 		t.Errorf("API requests per pod %.1f, by kind %v: the audit log did not see the node's writes", m.RequestsPerPod, m.PodRequests)
 	}
-	if len(rep.ManyNodes) != 1 || rep.ManyNodes[0].Nodes != 3 || rep.ManyNodes[0].RSSPerNodeMB <= 0 {
+	// Every node renews its Lease while idle: the audit log saw requests from the nodes' users.
+	if len(rep.ManyNodes) != 1 || rep.ManyNodes[0].Nodes != 3 || rep.ManyNodes[0].RSSPerNodeMB <= 0 ||
+		rep.ManyNodes[0].IdleSeconds < 10 || rep.ManyNodes[0].IdleRequestsPerNodePerMinute <= 0 {
 		t.Errorf("manyNodes = %+v", rep.ManyNodes)
+	}
+	// Both PLEG modes were measured: the killed container reached the API, and the relist counter
+	// was read (the generic PLEG relists every second while idle).
+	if e := rep.Evented; e == nil || e.KillToAPIMS <= 0 || m.RelistsPerIdleMinute < 10 || m.KillToAPIMS <= 0 {
+		t.Errorf("EventedPLEG rows: evented %+v, relists per idle minute without the gate %.1f, kill → API %.0f ms", e, m.RelistsPerIdleMinute, m.KillToAPIMS)
 	}
 	// The RSS floor programs ran and were measured.
 	if f := rep.RSSFloor; len(f) != 2 || f[0].Program != "clientgo" || f[1].Program != "apiserverauth" ||
