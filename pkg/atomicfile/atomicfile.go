@@ -1,8 +1,3 @@
-// Package atomicfile writes a file so that a reader — or a crash — sees the old content or the
-// new, never half of it: a temporary file beside the target, synced, then renamed over it. The
-// kubelet's certificates and keys (pkg/bootstrap, pkg/server) and a pod's managed /etc/hosts
-// (pkg/kubelet) are written this way. Upstream has the same in several places
-// (pkg/util/filesystem, certificate stores).
 package atomicfile
 
 import (
