@@ -42,12 +42,12 @@ func (n *machineNode) stats(in nodeInput) (statsapi.NodeStats, error) {
 	if err != nil {
 		return statsapi.NodeStats{}, err
 	}
-	cpuNanos := cpuTicks * uint64(time.Second/userHZ)
-	cpu := &statsapi.CPUStats{Time: ts, UsageCoreNanoSeconds: ptr.To(cpuNanos)}
-	if p := n.prev; p != nil && in.Now.UnixNano() > p.at && cpuNanos >= p.nanos {
-		cpu.UsageNanoCores = ptr.To(uint64(float64(cpuNanos-p.nanos) / float64(in.Now.UnixNano()-p.at) * float64(time.Second)))
+	sample := cpuSample{at: in.Now.UnixNano(), nanos: cpuTicks * uint64(time.Second/userHZ)}
+	cpu := &statsapi.CPUStats{Time: ts, UsageCoreNanoSeconds: ptr.To(sample.nanos)}
+	if n.prev != nil {
+		cpu.UsageNanoCores = sample.nanoCoresSince(*n.prev)
 	}
-	n.prev = &cpuSample{at: in.Now.UnixNano(), nanos: cpuNanos}
+	n.prev = &sample
 
 	total, usage := mem["MemTotal"], sub(mem["MemTotal"], mem["MemFree"])
 	workingSet := sub(usage, mem["Inactive(file)"])

@@ -29,6 +29,15 @@ type cpuSample struct {
 	nanos uint64
 }
 
+// nanoCoresSince is the CPU rate from prev to s in nanocores; nil if prev is not older or has
+// more CPU time (the counter restarted).
+func (s cpuSample) nanoCoresSince(prev cpuSample) *uint64 {
+	if s.at <= prev.at || s.nanos < prev.nanos {
+		return nil
+	}
+	return ptr.To(uint64(float64(s.nanos-prev.nanos) / float64(s.at-prev.at) * float64(time.Second)))
+}
+
 // podStatsFromCRI converts CRI sandboxes, containers and their stats into the Summary's pods
 // (upstream: listPodStatsStrictlyFromCRI, makeContainerStats, removeTerminatedPods,
 // removeTerminatedContainers). Pure: it returns the pods, sorted by namespace and name, and the
@@ -119,15 +128,15 @@ func containerStats(cs *runtimeapi.ContainerStats, c *runtimeapi.Container, prev
 		Rootfs:    &statsapi.FsStats{Time: timeOf(cs.GetWritableLayer().GetTimestamp(), now)},
 	}
 	cpu := cs.GetCpu()
-	out.CPU.UsageCoreNanoSeconds = ptr.To(cpu.GetUsageCoreNanoSeconds().GetValue())
+	sample := cpuSample{at: cpu.GetTimestamp(), nanos: cpu.GetUsageCoreNanoSeconds().GetValue()}
+	out.CPU.UsageCoreNanoSeconds = ptr.To(sample.nanos)
 	if cpu.GetUsageNanoCores() != nil {
 		out.CPU.UsageNanoCores = ptr.To(cpu.GetUsageNanoCores().GetValue())
-	} else if p, ok := prev[c.GetId()]; ok && cpu.GetTimestamp() > p.at && cpu.GetUsageCoreNanoSeconds().GetValue() >= p.nanos {
-		used, elapsed := cpu.GetUsageCoreNanoSeconds().GetValue()-p.nanos, uint64(cpu.GetTimestamp()-p.at)
-		out.CPU.UsageNanoCores = ptr.To(uint64(float64(used) / float64(elapsed) * float64(time.Second)))
+	} else if p, ok := prev[c.GetId()]; ok {
+		out.CPU.UsageNanoCores = sample.nanoCoresSince(p)
 	}
 	if cpu.GetUsageCoreNanoSeconds() != nil {
-		samples[c.GetId()] = cpuSample{at: cpu.GetTimestamp(), nanos: cpu.GetUsageCoreNanoSeconds().GetValue()}
+		samples[c.GetId()] = sample
 	}
 	mem := cs.GetMemory()
 	out.Memory.WorkingSetBytes = ptr.To(mem.GetWorkingSetBytes().GetValue())
