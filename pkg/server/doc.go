@@ -33,8 +33,8 @@
 //	runtime's streaming server ◀══▶ the process in the container
 //
 // File by file: server.go (Config, New, Run), routes.go (the mux, the small info handlers and
-// /stats/summary),
-// auth.go, tls.go, logs.go (/containerLogs), streaming.go (/exec, /attach, /portForward, /run).
+// /stats/summary), auth.go, tls.go, logs.go (/containerLogs), streaming.go (/exec, /attach,
+// /portForward, /run).
 //
 // /containerLogs does not go through the runtime's streaming server: Host.ContainerLogs reads
 // the container's CRI log file and the server flushes every write to the response.

@@ -12,7 +12,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/journal"
-	"github.com/minikubelet/minikubelet/pkg/stats"
 )
 
 // routes registers the handlers, with the upstream paths (pkg/kubelet/server/server.go,
@@ -85,14 +84,15 @@ func (s *Server) getStatsSummary(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Internal Error: parse form failed: %v", err), http.StatusInternalServerError)
 		return
 	}
-	summary, err := s.cfg.Stats.Summary(r.Context())
+	get := s.cfg.Stats.Summary
+	if only := r.Form["only_cpu_and_memory"]; len(only) == 1 && only[0] == "true" {
+		get = s.cfg.Stats.CPUAndMemoryStats
+	}
+	summary, err := get(r.Context())
 	if err != nil {
 		klog.FromContext(r.Context()).Error(err, "HTTP InternalServerError serving", "request", "/stats/summary")
 		http.Error(w, fmt.Sprintf("Internal Error: %v", err), http.StatusInternalServerError)
 		return
-	}
-	if only := r.Form["only_cpu_and_memory"]; len(only) == 1 && only[0] == "true" {
-		summary = stats.CPUAndMemory(summary)
 	}
 	writeJSON(w, r, summary)
 }

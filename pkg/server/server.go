@@ -68,10 +68,15 @@ type Host interface {
 	ContainerLogs(ctx context.Context, namespace, podName, container string, opts *corev1.PodLogOptions, stdout, stderr io.Writer) error
 }
 
-// SummaryProvider gives the node's stats Summary (pkg/stats.Provider is one). Summary may call
-// the runtime; the caller must not modify what it returns.
+// SummaryProvider gives the node's stats Summary (pkg/stats.Provider is one), as upstream's
+// stats.SummaryProvider. Both methods may call the runtime; the caller must not modify what they
+// return.
 type SummaryProvider interface {
+	// Summary is the whole Summary (/stats/summary).
 	Summary(ctx context.Context) (*statsapi.Summary, error)
+	// CPUAndMemoryStats is the Summary with only its CPU and memory figures
+	// (?only_cpu_and_memory=true; upstream: GetCPUAndMemoryStats).
+	CPUAndMemoryStats(ctx context.Context) (*statsapi.Summary, error)
 }
 
 // Streaming is the subset of runtimeapi.RuntimeServiceClient the server uses: what pkg/exec

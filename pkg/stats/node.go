@@ -41,10 +41,16 @@ const (
 type fakeNode struct {
 	capacity corev1.ResourceList
 	start    time.Time
+	maxPID   int64 // the machine's pid_max, read once: a fake node's limits do not change
 	// The node's CPU time is the integral of its rate, so that it only grows even when pods go.
 	cpuNanos uint64
 	cpuAt    time.Time
 	cpuRate  uint64
+}
+
+// newFakeNode returns a fake node of capacity that started at start.
+func newFakeNode(capacity corev1.ResourceList, start time.Time) *fakeNode {
+	return &fakeNode{capacity: capacity, start: start, maxPID: readPidMax()}
 }
 
 func (n *fakeNode) stats(in nodeInput) (statsapi.NodeStats, error) {
@@ -90,7 +96,7 @@ func (n *fakeNode) stats(in nodeInput) (statsapi.NodeStats, error) {
 			RSSBytes: ptr.To(workingSet / 2), AvailableBytes: ptr.To(sub(memCapacity, workingSet))},
 		Fs:      nodeFs,
 		Runtime: &statsapi.RuntimeStats{ImageFs: imageFs, ContainerFs: imageFs},
-		Rlimit:  &statsapi.RlimitStats{Time: ts, MaxPID: ptr.To(readPidMax()), NumOfRunningProcesses: ptr.To(int64(processes))},
+		Rlimit:  &statsapi.RlimitStats{Time: ts, MaxPID: ptr.To(n.maxPID), NumOfRunningProcesses: ptr.To(int64(processes))},
 	}, nil
 }
 

@@ -23,10 +23,10 @@ func podUsing(nanoCores, workingSet, ephemeral uint64) statsapi.PodStats {
 // The fake node: memory.available = capacity − (pods' working sets + base), as upstream defines
 // the eviction signal; nodefs from the ephemeral-storage capacity; its CPU time only grows.
 func TestFakeNode(t *testing.T) {
-	n := &fakeNode{capacity: corev1.ResourceList{
+	n := newFakeNode(corev1.ResourceList{
 		corev1.ResourceMemory:           resource.MustParse("1Gi"),
 		corev1.ResourceEphemeralStorage: resource.MustParse("10Gi"),
-	}, start: t0}
+	}, t0)
 	imageFs := &runtimeapi.FilesystemUsage{UsedBytes: &runtimeapi.UInt64Value{Value: 5 << 20}}
 	pods := []statsapi.PodStats{podUsing(500_000_000, 200<<20, 1<<20), podUsing(100_000_000, 100<<20, 2<<20)}
 

@@ -72,9 +72,8 @@ type Config struct {
 // Provider computes the node's Summary (upstream: the stats Provider and the summary provider).
 // Safe for concurrent use.
 type Provider struct {
-	cfg   Config
-	node  nodeSource
-	start time.Time // the fake node's StartTime
+	cfg  Config
+	node nodeSource
 
 	mu       sync.Mutex
 	cached   *statsapi.Summary
@@ -98,9 +97,9 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	p := &Provider{cfg: cfg, start: cfg.Clock.Now(), cpu: map[string]cpuSample{}}
+	p := &Provider{cfg: cfg, cpu: map[string]cpuSample{}}
 	if cfg.FakeCapacity != nil {
-		p.node = &fakeNode{capacity: cfg.FakeCapacity, start: p.start}
+		p.node = newFakeNode(cfg.FakeCapacity, cfg.Clock.Now())
 	} else {
 		p.node = &machineNode{rootDir: cfg.RootDir}
 	}
@@ -192,6 +191,16 @@ func (p *Provider) imageFsUsage(ctx context.Context) (*runtimeapi.FilesystemUsag
 		return fss[0], nil
 	}
 	return &runtimeapi.FilesystemUsage{}, nil
+}
+
+// CPUAndMemoryStats is Summary with only its CPU and memory figures (CPUAndMemory), for
+// /stats/summary?only_cpu_and_memory=true (upstream: GetCPUAndMemoryStats).
+func (p *Provider) CPUAndMemoryStats(ctx context.Context) (*statsapi.Summary, error) {
+	s, err := p.Summary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return CPUAndMemory(s), nil
 }
 
 // CPUAndMemory is the Summary with only CPU and memory figures, as upstream answers
