@@ -44,9 +44,6 @@ type Client struct {
 // path), checks that it speaks CRI v1 and returns a Client whose unary calls time out after
 // timeout (DefaultTimeout if <= 0). The handshake is bounded by ctx and by timeout.
 func Dial(ctx context.Context, endpoint string, timeout time.Duration) (*Client, error) {
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
 	conn, err := DialConn(endpoint, timeout)
 	if err != nil {
 		return nil, err
