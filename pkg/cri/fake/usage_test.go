@@ -16,6 +16,19 @@ func (e *testEnv) stats(t *testing.T, id string) *runtimeapi.ContainerStats {
 	return resp.GetStats()
 }
 
+// runLimited starts a container "app" running `sh -c script` under the resource limits res, in a
+// new runtime, and returns the runtime and the container's ID.
+func runLimited(t *testing.T, script string, res *runtimeapi.LinuxContainerResources) (*testEnv, string) {
+	t.Helper()
+	e := newTestEnv(t, nil)
+	sb := e.runSandbox(t, sandboxConfig("pod"))
+	cfg := containerConfig("app", "sh", "-c", script)
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: res}
+	id := e.createContainer(t, sb, cfg)
+	e.startContainer(t, id)
+	return e, id
+}
+
 // alloc grows the working set by its quantity and burn adds a CPU rate; both end when the
 // container exits (its memory is freed, its CPU time stops growing).
 func TestAllocAndBurn(t *testing.T) {
@@ -59,12 +72,7 @@ func TestAllocAndBurn(t *testing.T) {
 
 // A burn over the CPU limit is throttled to the CFS quota.
 func TestBurnIsThrottledByCPULimit(t *testing.T) {
-	e := newTestEnv(t, nil)
-	sb := e.runSandbox(t, sandboxConfig("pod"))
-	cfg := containerConfig("app", "sh", "-c", "burn 2; sleep infinity")
-	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: &runtimeapi.LinuxContainerResources{CpuQuota: 25_000, CpuPeriod: 100_000}}
-	id := e.createContainer(t, sb, cfg)
-	e.startContainer(t, id)
+	e, id := runLimited(t, "burn 2; sleep infinity", &runtimeapi.LinuxContainerResources{CpuQuota: 25_000, CpuPeriod: 100_000})
 	if got := e.stats(t, id).GetCpu().GetUsageNanoCores().GetValue(); got != 250_000_000 {
 		t.Errorf("usageNanoCores with burn 2 and a 250m limit = %d, want 250000000", got)
 	}
@@ -74,12 +82,7 @@ func TestBurnIsThrottledByCPULimit(t *testing.T) {
 // after 37 s at 500m (5e8 nanocores × 3.7e10 ns), and metrics-server drops a container whose
 // cumulative CPU time goes down ("unexpected decrease in cumulative CPU usage value").
 func TestCPUTimeGrowsForHours(t *testing.T) {
-	e := newTestEnv(t, nil)
-	sb := e.runSandbox(t, sandboxConfig("pod"))
-	cfg := containerConfig("app", "sh", "-c", "burn 800m; sleep infinity")
-	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: &runtimeapi.LinuxContainerResources{CpuQuota: 50_000, CpuPeriod: 100_000}}
-	id := e.createContainer(t, sb, cfg)
-	e.startContainer(t, id)
+	e, id := runLimited(t, "burn 800m; sleep infinity", &runtimeapi.LinuxContainerResources{CpuQuota: 50_000, CpuPeriod: 100_000})
 	var last uint64
 	for _, step := range []time.Duration{30 * time.Second, 10 * time.Second, time.Hour, 24 * time.Hour} {
 		e.clock.Step(step)
@@ -106,12 +109,7 @@ func TestAllocOverMemoryLimitIsOOMKilled(t *testing.T) {
 		{"under the limit", "16Mi", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newTestEnv(t, nil)
-			sb := e.runSandbox(t, sandboxConfig("pod"))
-			cfg := containerConfig("app", "sh", "-c", "alloc "+tc.alloc+"; echo still here; sleep infinity")
-			cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: &runtimeapi.LinuxContainerResources{MemoryLimitInBytes: 64 << 20}}
-			id := e.createContainer(t, sb, cfg)
-			e.startContainer(t, id)
+			e, id := runLimited(t, "alloc "+tc.alloc+"; echo still here; sleep infinity", &runtimeapi.LinuxContainerResources{MemoryLimitInBytes: 64 << 20})
 			s := e.containerStatus(t, id)
 			if !tc.oomKills {
 				if s.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
