@@ -37,8 +37,8 @@ func NewMux(socket string) (*Mux, error) {
 	if socket == "" {
 		return nil, errors.New("fake runtime: NewMux needs the path of the CRI socket to serve")
 	}
-	if len(socket) > maxUnixSocketPath {
-		return nil, fmt.Errorf("fake runtime: socket path %q is %d bytes but unix sockets allow %d: use a shorter directory", socket, len(socket), maxUnixSocketPath)
+	if err := checkSocketPath(socket); err != nil {
+		return nil, err
 	}
 	return &Mux{socket: socket, ready: make(chan struct{}), runtimes: map[string]*Runtime{}}, nil
 }

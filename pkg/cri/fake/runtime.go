@@ -120,8 +120,8 @@ func New(cfg Config) (*Runtime, error) {
 		cfg.AdminSocket = cfg.Socket + ".admin"
 	}
 	for _, p := range []string{cfg.Socket, cfg.AdminSocket} {
-		if len(p) > maxUnixSocketPath {
-			return nil, fmt.Errorf("fake runtime: socket path %q is %d bytes but unix sockets allow %d: use a shorter directory", p, len(p), maxUnixSocketPath)
+		if err := checkSocketPath(p); err != nil {
+			return nil, err
 		}
 	}
 	if cfg.Clock == nil {
@@ -274,6 +274,14 @@ func (r *Runtime) shutdown() {
 		r.stopTimerLocked(c)
 		r.stopServersLocked(c)
 	}
+}
+
+// checkSocketPath refuses a unix socket path longer than the kernel takes.
+func checkSocketPath(p string) error {
+	if len(p) > maxUnixSocketPath {
+		return fmt.Errorf("fake runtime: socket path %q is %d bytes but unix sockets allow %d: use a shorter directory", p, len(p), maxUnixSocketPath)
+	}
+	return nil
 }
 
 // listenUnix listens on path, replacing a stale socket file left by a crashed process.
