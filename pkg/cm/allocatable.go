@@ -48,13 +48,32 @@ func DefaultEvictionHard() map[string]string {
 	}
 }
 
-// Threshold is one hard eviction threshold, "signal < value": a Quantity, or else a
-// Percentage (a fraction, 0.1 for "10%") of the resource's capacity.
+// Threshold is one hard eviction threshold, "signal < value".
 type Threshold struct {
-	Signal     string
+	Signal string
+	ThresholdValue
+}
+
+// ThresholdValue is a threshold's amount: a Quantity, or else a Percentage (a fraction, 0.1 for
+// "10%") of the resource's capacity (upstream evictionapi.ThresholdValue). The eviction manager
+// uses it too, for its thresholds and evictionMinimumReclaim.
+type ThresholdValue struct {
 	Quantity   *resource.Quantity
 	Percentage float32
 }
+
+// Amount is v in the resource's unit, given the capacity a percentage is of (upstream
+// GetThresholdQuantity). Pure.
+func (v ThresholdValue) Amount(capacity int64) int64 {
+	if v.Quantity != nil {
+		return v.Quantity.Value()
+	}
+	return int64(float64(capacity) * float64(v.Percentage))
+}
+
+// IsEvictionSignal reports whether s is a signal upstream's eviction manager knows
+// (memory.available, nodefs.available, …), in evictionHard, evictionSoft or elsewhere.
+func IsEvictionSignal(s string) bool { return evictionSignals[s] }
 
 // NodeConfig is what the node keeps back from its pods.
 type NodeConfig struct {
@@ -100,7 +119,7 @@ func ParseEvictionHard(m map[string]string) ([]Threshold, error) {
 	var thresholds []Threshold
 	for _, signal := range sortedKeys(m) {
 		value := m[signal]
-		if !evictionSignals[signal] {
+		if !IsEvictionSignal(signal) {
 			return nil, fmt.Errorf("unsupported eviction signal %q: use one of %s", signal, strings.Join(sortedKeys(evictionSignals), ", "))
 		}
 		if pct, ok := strings.CutSuffix(value, "%"); ok {
@@ -114,7 +133,7 @@ func ParseEvictionHard(m map[string]string) ([]Threshold, error) {
 			if math.IsNaN(f) || f < 0 || f > 100 {
 				return nil, fmt.Errorf("%s<%s: a percentage threshold must be within 0%% and 100%%", signal, value)
 			}
-			thresholds = append(thresholds, Threshold{Signal: signal, Percentage: float32(f) / 100})
+			thresholds = append(thresholds, Threshold{Signal: signal, ThresholdValue: ThresholdValue{Percentage: float32(f) / 100}})
 			continue
 		}
 		q, err := resource.ParseQuantity(value)
@@ -124,7 +143,7 @@ func ParseEvictionHard(m map[string]string) ([]Threshold, error) {
 		if q.Sign() <= 0 {
 			return nil, fmt.Errorf("%s<%s: an eviction threshold must be positive", signal, value)
 		}
-		thresholds = append(thresholds, Threshold{Signal: signal, Quantity: &q})
+		thresholds = append(thresholds, Threshold{Signal: signal, ThresholdValue: ThresholdValue{Quantity: &q}})
 	}
 	return thresholds, nil
 }
@@ -149,7 +168,7 @@ func NodeAllocatableReservation(capacity corev1.ResourceList, cfg NodeConfig) co
 }
 
 // hardEvictionReservation turns memory.available and nodefs.available into reservations of
-// memory and ephemeral-storage; a percentage is of the capacity (upstream GetThresholdQuantity).
+// memory and ephemeral-storage; a percentage is of the capacity (ThresholdValue.Amount).
 func hardEvictionReservation(thresholds []Threshold, capacity corev1.ResourceList) corev1.ResourceList {
 	reserved := corev1.ResourceList{}
 	for _, t := range thresholds {
@@ -167,7 +186,7 @@ func hardEvictionReservation(thresholds []Threshold, capacity corev1.ResourceLis
 			continue
 		}
 		c := capacity[name]
-		reserved[name] = *resource.NewQuantity(int64(float64(c.Value())*float64(t.Percentage)), resource.BinarySI)
+		reserved[name] = *resource.NewQuantity(t.Amount(c.Value()), resource.BinarySI)
 	}
 	return reserved
 }

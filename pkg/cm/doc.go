@@ -9,11 +9,12 @@
 //   - requests.go: PodRequests, AggregateContainerRequests, AggregateContainerLimits
 //     (staging/src/k8s.io/component-helpers/resource/helpers.go; a module minikubelet does not
 //     depend on, so the formula is written again here);
-//   - allocatable.go: ParseReserved, ParseEvictionHard, NodeAllocatableReservation,
-//     ValidateNodeAllocatable (pkg/kubelet/cm/node_container_manager_linux.go,
-//     pkg/kubelet/cm/helpers.go hardEvictionReservation, cmd/kubelet/app/server.go
-//     parseResourceList, pkg/kubelet/eviction/helpers.go parseThresholdStatement,
-//     pkg/kubelet/eviction/defaults_linux.go);
+//   - allocatable.go: ParseReserved, ParseEvictionHard, ThresholdValue.Amount,
+//     IsEvictionSignal, NodeAllocatableReservation, ValidateNodeAllocatable
+//     (pkg/kubelet/cm/node_container_manager_linux.go, pkg/kubelet/cm/helpers.go
+//     hardEvictionReservation, cmd/kubelet/app/server.go parseResourceList,
+//     pkg/kubelet/eviction/helpers.go parseThresholdStatement, pkg/kubelet/eviction/api/types.go
+//     GetThresholdQuantity, pkg/kubelet/eviction/defaults_linux.go);
 //   - cgroups.go: MilliCPUToShares, MilliCPUToQuota, PodCgroupParent
 //     (pkg/kubelet/cm/helpers_linux.go, pod_container_manager_linux.go GetPodContainerName,
 //     qos_container_manager_linux.go);

@@ -2,8 +2,9 @@ package eviction
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +44,7 @@ func ParseThresholds(hard, soft, softGracePeriod, minReclaim map[string]string) 
 	}
 	var out []Threshold
 	for _, t := range hardThresholds {
-		out = append(out, Threshold{Signal: Signal(t.Signal), Value: Value{Quantity: t.Quantity, Percentage: t.Percentage}})
+		out = append(out, Threshold{Signal: Signal(t.Signal), Value: t.ThresholdValue})
 	}
 	for _, t := range softThresholds {
 		grace, ok := graces[Signal(t.Signal)]
@@ -51,7 +52,7 @@ func ParseThresholds(hard, soft, softGracePeriod, minReclaim map[string]string) 
 			return nil, fmt.Errorf("evictionSoft (--eviction-soft) %s has no grace period: set evictionSoftGracePeriod "+
 				"(--eviction-soft-grace-period) %s=<duration>, e.g. %s=1m30s", t.Signal, t.Signal, t.Signal)
 		}
-		out = append(out, Threshold{Signal: Signal(t.Signal), Value: Value{Quantity: t.Quantity, Percentage: t.Percentage}, GracePeriod: grace})
+		out = append(out, Threshold{Signal: Signal(t.Signal), Value: t.ThresholdValue, GracePeriod: grace})
 	}
 	for i := range out {
 		if r, ok := reclaims[out[i].Signal]; ok {
@@ -65,8 +66,8 @@ func ParseThresholds(hard, soft, softGracePeriod, minReclaim map[string]string) 
 // takes 0, which then makes the soft threshold a hard one; minikubelet asks for a positive one).
 func parseGracePeriods(m map[string]string) (map[Signal]time.Duration, error) {
 	out := map[Signal]time.Duration{}
-	for _, s := range sortedKeys(m) {
-		if _, ok := signalCondition[Signal(s)]; !ok && !isIgnoredSignal(Signal(s)) {
+	for _, s := range slices.Sorted(maps.Keys(m)) {
+		if !cm.IsEvictionSignal(s) {
 			return nil, fmt.Errorf("evictionSoftGracePeriod (--eviction-soft-grace-period): unsupported eviction signal %q", s)
 		}
 		d, err := time.ParseDuration(m[s])
@@ -85,10 +86,10 @@ func parseGracePeriods(m map[string]string) (map[Signal]time.Duration, error) {
 // non-negative quantity, or a positive percentage up to 100 %.
 func parseMinReclaims(m map[string]string) (map[Signal]Value, error) {
 	out := map[Signal]Value{}
-	for _, s := range sortedKeys(m) {
+	for _, s := range slices.Sorted(maps.Keys(m)) {
 		v := m[s]
 		field := fmt.Sprintf("evictionMinimumReclaim (--eviction-minimum-reclaim) %s=%q", s, v)
-		if _, ok := signalCondition[Signal(s)]; !ok && !isIgnoredSignal(Signal(s)) {
+		if !cm.IsEvictionSignal(s) {
 			return nil, fmt.Errorf("evictionMinimumReclaim (--eviction-minimum-reclaim): unsupported eviction signal %q", s)
 		}
 		if pct, ok := strings.CutSuffix(v, "%"); ok {
@@ -106,18 +107,4 @@ func parseMinReclaims(m map[string]string) (map[Signal]Value, error) {
 		out[Signal(s)] = Value{Quantity: &q}
 	}
 	return out, nil
-}
-
-// isIgnoredSignal: signals the configuration may name but no observation ever measures.
-func isIgnoredSignal(s Signal) bool {
-	return s == SignalContainerFsAvailable || s == SignalContainerFsInodesFree
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -1,6 +1,7 @@
 package eviction
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,7 +128,7 @@ func TestThresholdsMet(t *testing.T) {
 			for _, th := range thresholdsMet(ts, obs, tc.minReclaim) {
 				got = append(got, th.Signal)
 			}
-			if !equalSignals(got, tc.want) {
+			if !slices.Equal(got, tc.want) {
 				t.Errorf("met %v, want %v", got, tc.want)
 			}
 		})
@@ -200,16 +201,4 @@ func TestParseThresholds(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalSignals(a, b []Signal) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -266,7 +267,7 @@ func (m *Manager) setConditions(conds []corev1.NodeConditionType) {
 func (m *Manager) IsUnder(c corev1.NodeConditionType) bool {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return hasCondition(m.conditions, c)
+	return slices.Contains(m.conditions, c)
 }
 
 // Admit decides whether the node under pressure runs pod (upstream managerImpl.Admit): without

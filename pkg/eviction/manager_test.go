@@ -2,6 +2,7 @@ package eviction
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -110,7 +111,7 @@ func TestMemoryPressureEvictsBestEffortFirst(t *testing.T) {
 		t.Errorf("condition %+v, want DisruptionTarget TerminationByKubelet with the message", c)
 	}
 	events := drain(e.recorder)
-	if !contains(events, "Warning EvictionThresholdMet Attempting to reclaim memory") || !contains(events, "Warning Evicted "+wantMsg) {
+	if !slices.Contains(events, "Warning EvictionThresholdMet Attempting to reclaim memory") || !slices.Contains(events, "Warning Evicted "+wantMsg) {
 		t.Errorf("events %q, want EvictionThresholdMet and Evicted", events)
 	}
 
@@ -253,13 +254,4 @@ func drain(r *record.FakeRecorder) []string {
 			return out
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

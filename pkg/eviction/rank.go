@@ -1,6 +1,7 @@
 package eviction
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 
@@ -79,7 +80,7 @@ func rankDiskPressure(r corev1.ResourceName) func([]*corev1.Pod, podStats) {
 func rankPIDPressure(pods []*corev1.Pod, stats podStats) {
 	orderedBy(pods, priority, func(p1, p2 *corev1.Pod) int {
 		return withStats(stats, p1, p2, func(s1, s2 statsv1alpha1.PodStats) int {
-			return cmpInt(processes(s2), processes(s1))
+			return cmp.Compare(processes(s2), processes(s1))
 		})
 	})
 }
@@ -113,22 +114,22 @@ func exceedsRequest(stats podStats, usage usageFunc, request corev1.ResourceName
 func usageAboveRequest(stats podStats, usage usageFunc, request corev1.ResourceName) cmpFunc {
 	return func(p1, p2 *corev1.Pod) int {
 		return withStats(stats, p1, p2, func(s1, s2 statsv1alpha1.PodStats) int {
-			return cmpInt(usage(p2, s2)-requestOf(p2, request), usage(p1, s1)-requestOf(p1, request))
+			return cmp.Compare(usage(p2, s2)-requestOf(p2, request), usage(p1, s1)-requestOf(p1, request))
 		})
 	}
 }
 
 // priority: the lower spec.priority goes first.
-func priority(p1, p2 *corev1.Pod) int { return cmpInt(podPriority(p1), podPriority(p2)) }
+func priority(p1, p2 *corev1.Pod) int { return cmp.Compare(podPriority(p1), podPriority(p2)) }
 
 // withStats compares two pods by their stats; a pod without stats goes first.
-func withStats(stats podStats, p1, p2 *corev1.Pod, cmp func(s1, s2 statsv1alpha1.PodStats) int) int {
+func withStats(stats podStats, p1, p2 *corev1.Pod, compare func(s1, s2 statsv1alpha1.PodStats) int) int {
 	s1, ok1 := stats(p1)
 	s2, ok2 := stats(p2)
 	if !ok1 || !ok2 {
 		return cmpBool(!ok1, !ok2)
 	}
-	return cmp(s1, s2)
+	return compare(s1, s2)
 }
 
 // cmpBool puts true first.
@@ -140,16 +141,6 @@ func cmpBool(a, b bool) int {
 		return -1
 	}
 	return 1
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func podPriority(pod *corev1.Pod) int64 {
@@ -256,5 +247,5 @@ func thresholdQuantity(t Threshold, capacity int64) string {
 	if t.Value.Quantity != nil {
 		return t.Value.Quantity.String()
 	}
-	return quantity(t.Signal, t.Value.amount(capacity))
+	return quantity(t.Signal, t.Value.Amount(capacity))
 }

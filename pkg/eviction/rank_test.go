@@ -1,6 +1,7 @@
 package eviction
 
 import (
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,7 +57,7 @@ func TestRankMemoryPressure(t *testing.T) {
 				}
 			}
 			rankMemoryPressure(tc.pods, statsByUID(stats))
-			if got := names(tc.pods); !equalStrings(got, tc.want) {
+			if got := names(tc.pods); !slices.Equal(got, tc.want) {
 				t.Errorf("ranked %v, want %v", got, tc.want)
 			}
 		})
@@ -71,12 +72,12 @@ func TestRankDiskAndPIDPressure(t *testing.T) {
 	stats := statsByUID([]statsv1alpha1.PodStats{podStat(small, 0, 10*mi, 50), podStat(big, 0, 500*mi, 5), podStat(requested, 0, 900*mi, 1)})
 	pods := []*corev1.Pod{requested, small, big}
 	rankDiskPressure(corev1.ResourceEphemeralStorage)(pods, stats)
-	if got, want := names(pods), []string{"big", "small", "requested"}; !equalStrings(got, want) {
+	if got, want := names(pods), []string{"big", "small", "requested"}; !slices.Equal(got, want) {
 		t.Errorf("disk ranking %v, want %v (requested uses 900Mi of its 1Gi request)", got, want)
 	}
 	pods = []*corev1.Pod{big, requested, small}
 	rankPIDPressure(pods, stats)
-	if got, want := names(pods), []string{"small", "big", "requested"}; !equalStrings(got, want) {
+	if got, want := names(pods), []string{"small", "big", "requested"}; !slices.Equal(got, want) {
 		t.Errorf("PID ranking %v, want %v", got, want)
 	}
 }
@@ -148,16 +149,4 @@ func names(pods []*corev1.Pod) []string {
 		out = append(out, p.Name)
 	}
 	return out
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

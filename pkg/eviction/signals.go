@@ -1,6 +1,8 @@
 package eviction
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -67,9 +69,9 @@ func thresholdsMet(thresholds []Threshold, obs observations, enforceMinReclaim b
 		if !ok {
 			continue
 		}
-		limit := t.Value.amount(o.capacity)
+		limit := t.Value.Amount(o.capacity)
 		if enforceMinReclaim && t.MinReclaim != nil {
-			limit += t.MinReclaim.amount(o.capacity)
+			limit += t.MinReclaim.Amount(o.capacity)
 		}
 		if o.available < limit {
 			met = append(met, t)
@@ -128,7 +130,7 @@ func metGracePeriod(met []Threshold, firstObserved map[key]time.Time, now time.T
 func nodeConditionsOf(thresholds []Threshold) []corev1.NodeConditionType {
 	var out []corev1.NodeConditionType
 	for _, t := range thresholds {
-		if c, ok := signalCondition[t.Signal]; ok && !hasCondition(out, c) {
+		if c, ok := signalCondition[t.Signal]; ok && !slices.Contains(out, c) {
 			out = append(out, c)
 		}
 	}
@@ -182,30 +184,17 @@ func updatedStats(thresholds []Threshold, obs, last observations) []Threshold {
 // with a resource to reclaim before those without (upstream byEvictionPriority). Stable.
 func reclaimOrder(thresholds []Threshold) []Threshold {
 	rank := func(t Threshold) int {
-		switch _, ok := signalResource[t.Signal]; {
-		case signalResource[t.Signal] == corev1.ResourceMemory:
+		switch r, ok := signalResource[t.Signal]; {
+		case r == corev1.ResourceMemory:
 			return 0
 		case ok:
 			return 1
 		}
 		return 2
 	}
-	out := append([]Threshold(nil), thresholds...)
-	for i := 1; i < len(out); i++ { // insertion sort: a handful of thresholds, stable
-		for j := i; j > 0 && rank(out[j]) < rank(out[j-1]); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	out := slices.Clone(thresholds)
+	slices.SortStableFunc(out, func(a, b Threshold) int { return cmp.Compare(rank(a), rank(b)) })
 	return out
-}
-
-func hasCondition(cs []corev1.NodeConditionType, c corev1.NodeConditionType) bool {
-	for _, x := range cs {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
 
 // quantity prints an amount of a signal's resource as upstream does in messages: bytes in

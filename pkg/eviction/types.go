@@ -5,8 +5,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/minikubelet/minikubelet/pkg/cm"
 )
 
 // Signal is what a threshold watches, as upstream names it in evictionHard and evictionSoft.
@@ -62,20 +63,9 @@ var (
 )
 
 // Value is a threshold's amount: a Quantity, or else a Percentage of the resource's capacity (a
-// fraction: 0.1 for "10%").
-type Value struct {
-	Quantity   *resource.Quantity
-	Percentage float32
-}
-
-// amount is v in the signal's unit, given the capacity a percentage is of (upstream
-// GetThresholdQuantity).
-func (v Value) amount(capacity int64) int64 {
-	if v.Quantity != nil {
-		return v.Quantity.Value()
-	}
-	return int64(float64(capacity) * float64(v.Percentage))
-}
+// fraction: 0.1 for "10%"); Amount reads it in the signal's unit. It is pkg/cm's, which parses
+// evictionHard for node allocatable too (upstream evictionapi.ThresholdValue).
+type Value = cm.ThresholdValue
 
 // Threshold is one line of evictionHard or evictionSoft: "signal < value".
 type Threshold struct {
