@@ -28,8 +28,7 @@ func DefaultConfig() kubeletconfig.KubeletConfiguration {
 	c := kubeletconfig.KubeletConfiguration{}
 	c.APIVersion, c.Kind = configAPIVersion, configKind
 	c.RotateCertificates = true
-	applyDefaults(&c)
-	defaultEvictionHard(&c) // as a config file that does not set evictionHard (resources.go)
+	applyDefaults(&c) // evictionHard as a config file that does not set it (resources.go)
 	return c
 }
 
@@ -74,6 +73,7 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 	if c.LocalStorageCapacityIsolation == nil {
 		c.LocalStorageCapacityIsolation = ptr.To(true) // pods over their ephemeral-storage limits are evicted
 	}
+	defaultEvictionHard(c) // upstream's Linux thresholds when unset, or merged into the file's (resources.go)
 	if c.ConfigMapAndSecretChangeDetectionStrategy == "" {
 		c.ConfigMapAndSecretChangeDetectionStrategy = kubeletconfig.WatchChangeDetectionStrategy
 	}
@@ -134,7 +134,6 @@ func LoadConfigFile(path string) (kubeletconfig.KubeletConfiguration, []string, 
 		return cfg, nil, fmt.Errorf("--config %s: %w (check the field names against kubelet.config.k8s.io/v1beta1)", path, cleanYAMLError(err))
 	}
 	applyDefaults(&cfg)
-	defaultEvictionHard(&cfg)
 	var fields map[string]any
 	if err := yaml.Unmarshal(data, &fields); err != nil {
 		return cfg, nil, fmt.Errorf("--config %s: %w", path, cleanYAMLError(err))

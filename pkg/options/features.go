@@ -2,6 +2,7 @@ package options
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -69,13 +70,8 @@ func mergeFeatureGates(fromFlags, fromFile map[string]bool) map[string]bool {
 	if len(fromFile) == 0 {
 		return fromFlags
 	}
-	merged := make(map[string]bool, len(fromFile)+len(fromFlags))
-	for k, v := range fromFile {
-		merged[k] = v
-	}
-	for k, v := range fromFlags {
-		merged[k] = v
-	}
+	merged := maps.Clone(fromFile)
+	maps.Copy(merged, fromFlags)
 	return merged
 }
 

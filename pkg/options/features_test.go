@@ -24,11 +24,7 @@ func TestFeatureGates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			args := tc.args
-			if tc.file != "" {
-				args = append(args, "--config", writeConfig(t, tc.file))
-			}
-			o, err := parse(t, args...)
+			o, err := parseWithConfig(t, tc.file, tc.args...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,11 +62,7 @@ func TestFeatureGatesRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			args := tc.args
-			if tc.file != "" {
-				args = append(args, "--config", writeConfig(t, tc.file))
-			}
-			_, err := parse(t, args...)
+			_, err := parseWithConfig(t, tc.file, tc.args...)
 			if err == nil {
 				t.Fatal("accepted")
 			}

@@ -3,6 +3,7 @@ package options
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,15 @@ func parse(t *testing.T, args ...string) (*Options, error) {
 		return nil, err
 	}
 	return o, o.Complete(fs)
+}
+
+// parseWithConfig is parse with args and, unless body is "", a config file of that body.
+func parseWithConfig(t *testing.T, body string, args ...string) (*Options, error) {
+	t.Helper()
+	if body != "" {
+		args = slices.Concat(args, []string{"--config", writeConfig(t, body)})
+	}
+	return parse(t, args...)
 }
 
 func writeConfig(t *testing.T, body string) string {
@@ -129,11 +139,7 @@ func TestValidationNamesTheFlagOrField(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			args := tc.args
-			if tc.body != "" {
-				args = append(args, "--config", writeConfig(t, tc.body))
-			}
-			_, err := parse(t, args...)
+			_, err := parseWithConfig(t, tc.body, tc.args...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want it to mention %q", err, tc.want)
 			}

@@ -34,11 +34,7 @@ func TestEvictionHardDefaults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			args := tc.args
-			if tc.body != "" {
-				args = append(args, "--config", writeConfig(t, tc.body))
-			}
-			o, err := parse(t, args...)
+			o, err := parseWithConfig(t, tc.body, tc.args...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,11 +90,7 @@ func TestResourceSettingsValidated(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			args := tc.args
-			if tc.body != "" {
-				args = append(args, "--config", writeConfig(t, tc.body))
-			}
-			_, err := parse(t, args...)
+			_, err := parseWithConfig(t, tc.body, tc.args...)
 			for _, want := range tc.want {
 				if err == nil || !strings.Contains(err.Error(), want) {
 					t.Errorf("error = %v, want it to mention %q", err, want)
