@@ -8,7 +8,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/connrotation"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/bootstrap"
@@ -49,8 +48,7 @@ type Kubelet struct {
 
 	// Made by the steps, in start order.
 	restConfig      *rest.Config           // tls-bootstrap: the client certificate's kubeconfig
-	dialer          *connrotation.Dialer   // api-clients: closed on rotation, so requests use the new certificate
-	clientCert      *clientCert            // api-clients: the client certificate handshakes present (transport.go)
+	transport       *clientTransport       // api-clients: the client certificate and the dialer, renewed on rotation (transport.go)
 	client          kubernetes.Interface   // api-clients: rate-limited by kubeAPIQPS/Burst
 	heartbeatClient kubernetes.Interface   // api-clients: Lease and node status, timeout ≤ the lease
 	recorder        record.EventRecorder   // events

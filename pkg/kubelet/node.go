@@ -3,7 +3,6 @@ package kubelet
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"time"
@@ -14,7 +13,6 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/connrotation"
 
 	"github.com/minikubelet/minikubelet/pkg/bootstrap"
 	"github.com/minikubelet/minikubelet/pkg/journal"
@@ -64,9 +62,8 @@ func (k *Kubelet) bootstrapClientCert(ctx context.Context) (component, error) {
 // can close them all and the next requests handshake with the new certificate.
 func (k *Kubelet) makeClients(context.Context) (component, error) {
 	cfg := &k.opts.Config
-	k.dialer = connrotation.NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
-	k.clientCert = &clientCert{certFile: k.restConfig.CertFile, keyFile: k.restConfig.KeyFile}
-	mainCfg, err := clientTransport(k.restConfig, k.clientCert, k.dialer) // transport.go
+	k.transport = newClientTransport(k.restConfig.CertFile, k.restConfig.KeyFile)
+	mainCfg, err := k.transport.config(k.restConfig) // transport.go
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +110,7 @@ func (k *Kubelet) startCertRotation(context.Context) (component, error) {
 	rotator, err := bootstrap.NewRotator(bootstrap.RotatorConfig{
 		Client: k.client, CertDir: o.CertDir, NodeName: o.NodeName,
 		CertDuration: o.ClientCertDuration, Timeout: o.BootstrapTimeout,
-		OnRotate: func() { k.clientCert.reload(); k.dialer.CloseAll() },
+		OnRotate: k.transport.rotated,
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -18,17 +19,25 @@ import (
 // all. client-go would otherwise reload the certificate files itself, with five goroutines and
 // a work queue per client — per node, with --nodes.
 
-// clientCert is the node's current client certificate, loaded from its files when first asked
-// for and again after reload.
-type clientCert struct {
+// clientTransport is what the node's API clients connect with: its current client certificate,
+// loaded from its files when first asked for and again after a rotation, and the dialer every
+// connection goes through.
+type clientTransport struct {
 	certFile, keyFile string
+	dialer            *connrotation.Dialer
 
 	mu   sync.Mutex
 	cert *tls.Certificate
 }
 
-// get is tls.Config.GetClientCertificate.
-func (c *clientCert) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+// newClientTransport presents the certificate in certFile and keyFile.
+func newClientTransport(certFile, keyFile string) *clientTransport {
+	return &clientTransport{certFile: certFile, keyFile: keyFile,
+		dialer: connrotation.NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)}
+}
+
+// clientCertificate is tls.Config.GetClientCertificate.
+func (c *clientTransport) clientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cert == nil {
@@ -41,35 +50,38 @@ func (c *clientCert) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) 
 	return c.cert, nil
 }
 
-// reload makes the next handshake read the files again (after a rotation wrote new ones).
-func (c *clientCert) reload() {
+// rotated is bootstrap.RotatorConfig.OnRotate: a rotation wrote new files. The next handshake
+// reads them, and every open connection is closed so that the next requests make one (in this
+// order: a connection made in between must not get the old certificate).
+func (c *clientTransport) rotated() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.cert = nil
+	c.mu.Unlock()
+	c.dialer.CloseAll()
 }
 
-// clientTransport returns a copy of cfg (a kubeconfig with client certificate files) whose
-// requests go through one transport: TLS verified with cfg's CA, the client certificate from
-// cert, connections from dialer.
-func clientTransport(cfg *rest.Config, cert *clientCert, dialer *connrotation.Dialer) (*rest.Config, error) {
-	noCert := rest.CopyConfig(cfg)
-	noCert.CertFile, noCert.KeyFile, noCert.CertData, noCert.KeyData = "", "", nil, nil
-	tlsCfg, err := rest.TLSConfigFor(noCert) // the CA and server name
+// config returns a copy of cfg (a kubeconfig with client certificate files) whose requests go
+// through one transport: TLS verified with cfg's CA, the client certificate from
+// clientCertificate, connections from the dialer.
+func (c *clientTransport) config(cfg *rest.Config) (*rest.Config, error) {
+	out := rest.CopyConfig(cfg)
+	out.CertFile, out.KeyFile, out.CertData, out.KeyData = "", "", nil, nil
+	tlsCfg, err := rest.TLSConfigFor(out) // the CA and server name
 	if err != nil {
 		return nil, fmt.Errorf("TLS configuration of the API client: %w", err)
 	}
 	if tlsCfg == nil || tlsCfg.RootCAs == nil {
 		return nil, fmt.Errorf("the kubeconfig has no certificate-authority to verify the API server with")
 	}
-	tlsCfg.GetClientCertificate = cert.get
-	out := rest.CopyConfig(noCert)
+	tlsCfg.GetClientCertificate = c.clientCertificate
 	out.TLSClientConfig = rest.TLSClientConfig{} // all in the transport now
+	// client-go's own transport, but for the certificate and the dialer.
 	out.Transport = utilnet.SetTransportDefaults(&http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		TLSHandshakeTimeout: 10 * time.Second,
 		TLSClientConfig:     tlsCfg,
 		MaxIdleConnsPerHost: 25,
-		DialContext:         dialer.DialContext,
+		DialContext:         c.dialer.DialContext,
 	})
 	return out, nil
 }

@@ -8,7 +8,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/connrotation"
 )
 
 // writeCert writes a self-signed certificate for cn and its key, and returns their paths.
@@ -52,9 +50,9 @@ func writeCert(t *testing.T, dir, cn string) (string, string) {
 func TestClientCertFollowsRotation(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := writeCert(t, dir, "system:node:a")
-	c := &clientCert{certFile: certFile, keyFile: keyFile}
+	c := newClientTransport(certFile, keyFile)
 	subject := func() string {
-		cert, err := c.get(nil)
+		cert, err := c.clientCertificate(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +69,7 @@ func TestClientCertFollowsRotation(t *testing.T) {
 	if got := subject(); got != "system:node:a" {
 		t.Errorf("before reload: %q, want the certificate in use", got)
 	}
-	c.reload()
+	c.rotated()
 	if got := subject(); got != "system:node:a-rotated" {
 		t.Errorf("after reload: %q, want the rotated one", got)
 	}
@@ -86,15 +84,14 @@ func TestClientTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dialer := connrotation.NewDialer((&net.Dialer{}).DialContext)
-	cert := &clientCert{certFile: certFile, keyFile: keyFile}
+	c := newClientTransport(certFile, keyFile)
 	noCA := &rest.Config{Host: "https://127.0.0.1:6443", TLSClientConfig: rest.TLSClientConfig{CertFile: certFile, KeyFile: keyFile}}
-	if _, err := clientTransport(noCA, cert, dialer); err == nil || !strings.Contains(err.Error(), "certificate-authority") {
+	if _, err := c.config(noCA); err == nil || !strings.Contains(err.Error(), "certificate-authority") {
 		t.Errorf("no CA: err = %v, want a refusal naming the certificate-authority", err)
 	}
 	withCA := rest.CopyConfig(noCA)
 	withCA.CAData = caPEM
-	out, err := clientTransport(withCA, cert, dialer)
+	out, err := c.config(withCA)
 	if err != nil {
 		t.Fatal(err)
 	}
