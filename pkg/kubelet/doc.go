@@ -35,6 +35,7 @@
 //	pleg                 relist every second into the pod cache (EventedPLEG: the runtime's events, relist every 5 min)
 //	status-manager       pods/status PATCHes
 //	prober               liveness, readiness and startup probe workers
+//	eviction             the eviction manager: pressure conditions, a pass every 10 s, admission under pressure
 //	pod-sources          the API server's pods for this node, static manifests
 //	syncloop             the main loop
 //
@@ -112,8 +113,11 @@
 //	probes.go        the prober's results into the syncLoop, kuberuntime and the status
 //	start.go         the step runner: start in order, stop in reverse
 //	node.go          the node's steps: identity, clients, Events, registration, Lease, status
+//	transport.go     the API clients' transport: the client certificate and the rotating dialer
+//	shared.go        what the node agents of --nodes share
 //	runtime.go       the runtime's steps and the node's readiness check on it
-//	pods.go          the pod lifecycle's parts and steps
+//	pods.go          the pod lifecycle's parts and steps; pleg.go the generic or evented PLEG
+//	stats.go         the stats provider's step; eviction.go the eviction manager's
 //	api.go           the kubelet API's steps; server.go what it asks of the pods
 //	debug.go         the journal's loopback listener and the lease keeper
 //	volumes.go       a container's env and mounts (GenerateRunContainerOptions)

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/cri/fake"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
@@ -42,6 +43,8 @@ type SharedConfig struct {
 	StartConcurrency int
 	// RuntimeRequestTimeout bounds each CRI call (runtimeRequestTimeout).
 	RuntimeRequestTimeout time.Duration
+	// Clock times the start-up progress; nil is the real clock.
+	Clock clock.WithTicker
 }
 
 // Shared is what the node agents of one process share; see above.
@@ -58,14 +61,17 @@ type Shared struct {
 	stopping  bool
 	informers sync.WaitGroup
 
-	turns                  chan struct{} // a slot per node between bootstrap and registration
-	bootstrapped, register atomic.Int64
+	turns                    chan struct{} // a slot per node between bootstrap and registration
+	bootstrapped, registered atomic.Int64
 }
 
 // NewShared prepares what the nodes share; Run serves it.
 func NewShared(cfg SharedConfig) (*Shared, error) {
 	if cfg.RootDir == "" {
 		return nil, errors.New("kubelet: SharedConfig.RootDir is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
 	}
 	mux, err := fake.NewMux(filepath.Join(cfg.RootDir, "fake-runtime.sock"))
 	if err != nil {
@@ -110,19 +116,20 @@ func (s *Shared) Run(ctx context.Context) error {
 // reportProgress logs how many nodes have their certificate and their Node, every 5 s until all
 // do: the CSR and registration rates the control plane sees.
 func (s *Shared) reportProgress(ctx context.Context, logger klog.Logger) {
-	start := time.Now()
-	ticker := time.NewTicker(5 * time.Second)
+	start := s.cfg.Clock.Now()
+	ticker := s.cfg.Clock.NewTicker(5 * time.Second)
 	defer ticker.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticker.C:
+		case <-ticker.C():
 		}
-		b, r := s.bootstrapped.Load(), s.register.Load()
-		secs := time.Since(start).Seconds()
+		b, r := s.bootstrapped.Load(), s.registered.Load()
+		secs := s.cfg.Clock.Since(start).Seconds()
+		perSecond := func(n int64) float64 { return float64(int(10*float64(n)/secs)) / 10 } // one decimal
 		logger.Info("Starting node agents", "bootstrapped", b, "registered", r, "of", s.cfg.Nodes,
-			"certificatesPerSecond", float64(int(10*float64(b)/secs))/10, "registrationsPerSecond", float64(int(10*float64(r)/secs))/10)
+			"certificatesPerSecond", perSecond(b), "registrationsPerSecond", perSecond(r))
 		if int(r) >= s.cfg.Nodes {
 			return
 		}
@@ -178,6 +185,6 @@ func (s *Shared) countBootstrapped() {
 
 func (s *Shared) countRegistered() {
 	if s != nil {
-		s.register.Add(1)
+		s.registered.Add(1)
 	}
 }

@@ -3,7 +3,6 @@ package kubelet
 import (
 	"context"
 
-	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 	"github.com/minikubelet/minikubelet/pkg/stats"
 )
 
@@ -21,7 +20,7 @@ func (k *Kubelet) makeStats(context.Context) (component, error) {
 		RootDir:    o.RootDir,
 	}
 	if o.ContainerRuntimeEndpoint == "" { // the fake runtime: nothing runs, the machine says nothing of its pods
-		capacity, _, err := nodestatus.NodeResources(nodestatus.ReadMachine(o.RootDir), o.Capacity, o.Config.MaxPods, o.NodeReserved)
+		capacity, _, err := nodeResources(o) // what the node reports (pods.go)
 		if err != nil {
 			return nil, err
 		}
