@@ -12,14 +12,19 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// cpuMemory is the ResourceList "cpu,memory" ("2,4Gi"); "" is none.
+func cpuMemory(s string) corev1.ResourceList {
+	if s == "" {
+		return nil
+	}
+	cpu, mem, _ := strings.Cut(s, ",")
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+}
+
 // Lab 10: the node's allocatable must be the lab's capacity less the lab's reservations.
 func TestAllocatableReserved(t *testing.T) {
 	node := func(capacity, allocatable string) *corev1.Node {
-		list := func(s string) corev1.ResourceList {
-			cpu, mem, _ := strings.Cut(s, ",")
-			return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
-		}
-		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: corev1.NodeStatus{Capacity: list(capacity), Allocatable: list(allocatable)}}
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: corev1.NodeStatus{Capacity: cpuMemory(capacity), Allocatable: cpuMemory(allocatable)}}
 	}
 	tests := []struct {
 		name                  string
@@ -45,16 +50,9 @@ func TestAllocatableReserved(t *testing.T) {
 // lab10Pod is a running pod of one container with these requests and limits ("cpu,memory",
 // "" for none) and the QoS class the API server gives it.
 func lab10Pod(requests, limits string, class corev1.PodQOSClass) *corev1.Pod {
-	list := func(s string) corev1.ResourceList {
-		if s == "" {
-			return nil
-		}
-		cpu, mem, _ := strings.Cut(s, ",")
-		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
-	}
 	pod := running("p", "n")
 	pod.UID = types.UID("u1")
-	pod.Spec.Containers = []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{Requests: list(requests), Limits: list(limits)}}}
+	pod.Spec.Containers = []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{Requests: cpuMemory(requests), Limits: cpuMemory(limits)}}}
 	pod.Status.QOSClass = class
 	return pod
 }
