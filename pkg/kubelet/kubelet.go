@@ -43,8 +43,9 @@ type Kubelet struct {
 	shared      *Shared // --nodes; nil alone
 	turn        *turn   // held from TLS bootstrap to registration with --nodes (shared.go)
 	nodeIP      net.IP
-	journal     *journal.Journal  // "what just happened?": served on :10250/debug/journal
-	metrics     *metrics.Registry // served on :10250/metrics
+	machine     nodestatus.Machine // the host's size and identity, read once: admission, stats and node status share it
+	journal     *journal.Journal   // "what just happened?": served on :10250/debug/journal
+	metrics     *metrics.Registry  // served on :10250/metrics
 
 	// Made by the steps, in start order.
 	restConfig      *rest.Config           // tls-bootstrap: the client certificate's kubeconfig
@@ -83,6 +84,7 @@ func New(cfg Config) (*Kubelet, error) {
 		clock:       cfg.Clock,
 		shared:      cfg.Shared,
 		nodeIP:      nodeIP,
+		machine:     nodestatus.ReadMachine(o.RootDir),
 		journal:     journal.NewWithClock(journal.DefaultSize, cfg.Clock),
 		metrics:     metrics.New(),
 	}, nil

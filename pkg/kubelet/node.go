@@ -130,7 +130,7 @@ func (k *Kubelet) registerNode(ctx context.Context) (component, error) {
 		NodeIP:            k.nodeIP,
 		Labels:            o.NodeLabels,
 		Taints:            o.Taints,
-		Machine:           nodestatus.ReadMachine(o.RootDir),
+		Machine:           k.machine,
 		CapacityOverrides: o.Capacity,
 		MaxPods:           cfg.MaxPods,
 		Reserved:          o.NodeReserved,

@@ -189,7 +189,7 @@ func (k *Kubelet) makePodLifecycle(context.Context) (component, error) {
 	}
 	// What pkg/nodestatus will report: admission, the downward API's default limits and the
 	// containers' oom_score_adj read it.
-	capacity, allocatable, err := nodeResources(o)
+	capacity, allocatable, err := nodeResources(o, k.machine)
 	if err != nil {
 		return nil, err
 	}
@@ -234,8 +234,8 @@ func podCgroupRoot(o *options.Options) string {
 // nodeResources are the capacity and allocatable the node reports (pkg/nodestatus): the
 // machine's capacity with the --node-capacity overrides, less kubeReserved, systemReserved and
 // evictionHard. Upstream reads the allocatable from its Node lister.
-func nodeResources(o *options.Options) (capacity, allocatable corev1.ResourceList, err error) {
-	return nodestatus.NodeResources(nodestatus.ReadMachine(o.RootDir), o.Capacity, o.Config.MaxPods, o.NodeReserved)
+func nodeResources(o *options.Options, machine nodestatus.Machine) (capacity, allocatable corev1.ResourceList, err error) {
+	return nodestatus.NodeResources(machine, o.Capacity, o.Config.MaxPods, o.NodeReserved)
 }
 
 // startPodWorkers makes the pod workers, idle until a pod arrives; they go before the status

@@ -20,7 +20,7 @@ func (k *Kubelet) makeStats(context.Context) (component, error) {
 		RootDir:    o.RootDir,
 	}
 	if o.ContainerRuntimeEndpoint == "" { // the fake runtime: nothing runs, the machine says nothing of its pods
-		capacity, _, err := nodeResources(o) // what the node reports (pods.go)
+		capacity, _, err := nodeResources(o, k.machine) // what the node reports (pods.go)
 		if err != nil {
 			return nil, err
 		}
