@@ -19,7 +19,8 @@
 //
 // Then Rotator.Run loops: at 70–90% (jittered) of the certificate's lifetime it requests a new
 // one with the node's current identity (approved by the "selfnodeclient" rule), swaps the
-// symlink, and calls OnRotate so open connections are closed and re-handshake with the new cert.
+// symlink, and calls OnRotate: the kubelet's client transport (pkg/kubelet/transport.go) reloads the
+// certificate it holds in memory, then closes open connections so they re-handshake with it.
 //
 // Invariants: TLS verification is never switched off (a bootstrap kubeconfig without a CA, or
 // with insecure-skip-tls-verify, is refused); keys are written 0600 and atomically.

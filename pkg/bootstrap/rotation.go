@@ -24,8 +24,8 @@ type RotatorConfig struct {
 	CertDuration time.Duration
 	// Timeout bounds the wait for one CSR to be issued. Default 5 min.
 	Timeout time.Duration
-	// OnRotate runs after a new certificate is in place, e.g. to close client connections so they
-	// reconnect with it. Optional.
+	// OnRotate runs after a new certificate is in place: the client transport reloads it, then
+	// closes its connections so they reconnect with it. Optional.
 	OnRotate func()
 	// Clock defaults to the real clock; Jitter to math/rand (a value in [0,1)).
 	Clock  clock.Clock
