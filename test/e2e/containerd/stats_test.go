@@ -1,18 +1,12 @@
 package containerd
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 
@@ -23,33 +17,23 @@ import (
 // self-signed serving certificate).
 func statsSummary(t *testing.T, n *node) (statsapi.Summary, error) {
 	t.Helper()
-	servingCert, err := os.ReadFile(filepath.Join(n.rootDir, "pki", "kubelet.crt"))
+	api, err := framework.SelfSignedKubeletAPI(n.rootDir, n.port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(servingCert)
-	admin, err := clientcmd.BuildConfigFromFlags("", cluster.AdminKubeconfig)
+	admin, err := cluster.AdminCert()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := tls.X509KeyPair(admin.CertData, admin.KeyData)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		RootCAs: pool, Certificates: []tls.Certificate{cert}, ServerName: "127.0.0.1"}}}
 	var s statsapi.Summary
-	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/stats/summary", n.port))
+	code, body, err := api.TryGet("/stats/summary", admin)
 	if err != nil {
 		return s, err
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return s, fmt.Errorf("%d %.300s", resp.StatusCode, body)
+	if code != http.StatusOK {
+		return s, fmt.Errorf("%d %.300s", code, body)
 	}
-	return s, json.Unmarshal(body, &s)
+	return s, json.Unmarshal([]byte(body), &s)
 }
 
 // expectContainerStats waits until /stats/summary shows the running container of ns/pod with a

@@ -3,7 +3,6 @@ package faults
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
@@ -19,7 +18,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
@@ -150,33 +148,22 @@ func (n *node) metrics(t *testing.T) map[string]float64 {
 // server's node proxy refuses a loopback node address, see README), trusting exactly the
 // kubelet's self-signed serving certificate. It may be called from any goroutine.
 func (n *node) scrape() (map[string]float64, error) {
-	serving, err := os.ReadFile(filepath.Join(n.rootDir, "pki", "kubelet.crt"))
+	api, err := framework.SelfSignedKubeletAPI(n.rootDir, n.port)
 	if err != nil {
 		return nil, err
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(serving)
-	admin, err := clientcmd.BuildConfigFromFlags("", cluster.AdminKubeconfig)
+	admin, err := cluster.AdminCert()
 	if err != nil {
 		return nil, err
 	}
-	cert, err := tls.X509KeyPair(admin.CertData, admin.KeyData)
+	code, body, err := api.TryGet("/metrics", admin)
 	if err != nil {
 		return nil, err
 	}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		RootCAs: pool, Certificates: []tls.Certificate{cert}, ServerName: "127.0.0.1"}}}
-	defer client.CloseIdleConnections()
-	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics", n.port))
-	if err != nil {
-		return nil, err
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %d %.300s", code, body)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(resp.Body)
-		return nil, fmt.Errorf("GET /metrics: %s %.300s", resp.Status, body)
-	}
-	return parseMetrics(resp.Body), nil
+	return parseMetrics(strings.NewReader(body)), nil
 }
 
 // parseMetrics reads the samples without labels of a Prometheus text exposition.

@@ -5,15 +5,12 @@
 package framework
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -72,55 +69,24 @@ func StartCluster(opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "cluster", "up.sh"), "up", "--foreground",
-		"--state-dir", stateDir,
+	args := []string{"--state-dir", stateDir,
 		"--node-monitor-grace-period", opts.NodeMonitorGracePeriod.String(),
-		"--cluster-signing-duration", opts.ClusterSigningDuration.String())
+		"--cluster-signing-duration", opts.ClusterSigningDuration.String()}
 	if opts.AuditLog != "" {
-		cmd.Args = append(cmd.Args, "--audit-log", opts.AuditLog)
-	}
-	cmd.Stderr = os.Stderr
-	// If this test process dies (panic, SIGKILL, timeout), the supervisor gets SIGTERM and stops
-	// the control plane; its components die with it in turn.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start hack/cluster/up.sh: %w", err)
+		args = append(args, "--audit-log", opts.AuditLog)
 	}
 	c := &Cluster{
 		AdminKubeconfig:     filepath.Join(stateDir, "admin.kubeconfig"),
 		BootstrapKubeconfig: filepath.Join(stateDir, "bootstrap.kubeconfig"),
-		supervisor:          cmd,
 		stateDir:            stateDir,
 	}
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		signalled := false
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(os.Stderr, "cluster:", line)
-			if strings.HasPrefix(line, "kubectl:") {
-				c.Kubectl = strings.TrimSpace(strings.TrimPrefix(line, "kubectl:"))
-			}
-			if line == "cluster is ready" && !signalled {
-				signalled = true
-				ready <- nil
-			}
+	kubectl := func(line string) {
+		if path, ok := strings.CutPrefix(line, "kubectl:"); ok {
+			c.Kubectl = strings.TrimSpace(path)
 		}
-		if !signalled {
-			ready <- errors.New("hack/cluster/up.sh exited before the cluster was ready (its output is above)")
-		}
-	}()
-	// The first run compiles the control plane (~10 min on 2 cores); later runs take seconds.
-	select {
-	case err = <-ready:
-	case <-time.After(30 * time.Minute):
-		err = errors.New("the control plane was not ready after 30 minutes")
 	}
+	// The first run compiles the control plane (~10 min on 2 cores); later runs take seconds.
+	c.supervisor, err = startSupervisor("cluster", 30*time.Minute, kubectl, "up", args...)
 	if err != nil {
 		c.Stop()
 		return nil, err
@@ -156,20 +122,12 @@ func (c *Cluster) Stop() {
 	if c.supervisor == nil || c.supervisor.Process == nil {
 		return
 	}
-	_ = c.supervisor.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = c.supervisor.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		_ = syscall.Kill(-c.supervisor.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
+	stopSupervisor(c.supervisor)
 	// A clean stop removed the state. If it is still there, the supervisor was killed: its own
 	// children died with it, but not a component restarted by StartComponent; stop every
 	// recorded PID.
 	if _, err := os.Stat(filepath.Join(c.stateDir, "state.json")); err == nil {
-		_ = exec.Command("bash", filepath.Join(RepoRoot(), "hack", "cluster", "up.sh"), "down", "--state-dir", c.stateDir).Run()
+		_ = upSh("down", "--state-dir", c.stateDir).Run()
 	}
 	_ = os.RemoveAll(c.stateDir)
 }

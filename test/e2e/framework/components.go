@@ -3,8 +3,6 @@ package framework
 import (
 	"errors"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 )
 
@@ -32,9 +30,7 @@ func (c *Cluster) clusterVerb(args ...string) error {
 	if c.supervisor == nil {
 		return errors.New("managing components needs the local control plane, not MINIKUBELET_E2E_KUBECONFIG")
 	}
-	script := filepath.Join(RepoRoot(), "hack", "cluster", "up.sh")
-	cmd := exec.Command("bash", append(append([]string{script}, args...), "--state-dir", c.stateDir)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := upSh(append(args, "--state-dir", c.stateDir)...).CombinedOutput(); err != nil {
 		return fmt.Errorf("hack/cluster/up.sh %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	return nil

@@ -1,14 +1,9 @@
 package framework
 
 import (
-	"bufio"
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -21,64 +16,30 @@ import (
 // test process dies, metrics-server dies with it (PR_SET_PDEATHSIG).
 //
 // metrics-server verifies each kubelet's serving certificate against the cluster CA: a node it
-// should scrape runs with --rotate-server-certificates and its kubelet-serving CSR approved.
+// should scrape runs with --rotate-server-certificates and its kubelet-serving CSR approved
+// (ApproveServingCSR).
 func (c *Cluster) StartMetricsServer(t *testing.T, resolution time.Duration) {
 	t.Helper()
 	if c.supervisor == nil {
 		t.Fatal("metrics-server needs the local control plane (hack/cluster), not MINIKUBELET_E2E_KUBECONFIG")
 	}
-	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "cluster", "up.sh"), "metrics-server", "--foreground",
-		"--state-dir", c.stateDir, "--metric-resolution", resolution.String())
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start hack/cluster/up.sh metrics-server: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		signalled := false
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(os.Stderr, "metrics-server:", line)
-			if line == "metrics-server is ready" && !signalled {
-				signalled = true
-				ready <- nil
-			}
-		}
-		if !signalled {
-			ready <- errors.New("hack/cluster/up.sh metrics-server exited before metrics-server was ready (its output is above; its log: " +
-				filepath.Join(c.stateDir, "logs", "metrics-server.log") + ")")
-		}
-	}()
 	// The first run compiles metrics-server (a few minutes on 2 cores); later runs take seconds.
-	select {
-	case err = <-ready:
-	case <-time.After(15 * time.Minute):
-		err = errors.New("metrics-server was not ready after 15 minutes")
+	cmd, err := startSupervisor("metrics-server", 15*time.Minute, nil, "metrics-server",
+		"--state-dir", c.stateDir, "--metric-resolution", resolution.String())
+	if cmd != nil {
+		t.Cleanup(func() { stopSupervisor(cmd) })
 	}
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v; metrics-server's log: %s", err, c.metricsServerLogPath())
 	}
 }
 
 // MetricsServerLog returns what the local control plane's metrics-server logged so far.
 func (c *Cluster) MetricsServerLog() string {
-	data, _ := os.ReadFile(filepath.Join(c.stateDir, "logs", "metrics-server.log"))
+	data, _ := os.ReadFile(c.metricsServerLogPath())
 	return strings.TrimSpace(string(data))
+}
+
+func (c *Cluster) metricsServerLogPath() string {
+	return filepath.Join(c.stateDir, "logs", "metrics-server.log")
 }

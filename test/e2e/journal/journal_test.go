@@ -7,11 +7,8 @@ package journal
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,7 +22,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/pkg/journal"
@@ -264,22 +260,21 @@ func TestPodLifeInTheJournal(t *testing.T) {
 	})
 
 	t.Run(":10250/debug/journal needs authentication", func(t *testing.T) {
-		get := kubeletAPIGetter(t, n)
-		if code, body := get(journal.Path); code != http.StatusUnauthorized {
+		api, err := framework.SelfSignedKubeletAPI(n.rootDir, n.port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, body := api.Get(t, journal.Path); code != http.StatusUnauthorized {
 			t.Errorf("GET %s without credentials: %d %q, want 401", journal.Path, code, body)
 		}
-		if code, _ := get(journal.UIPath); code != http.StatusUnauthorized {
+		if code, _ := api.Get(t, journal.UIPath); code != http.StatusUnauthorized {
 			t.Errorf("GET %s without credentials: %d, want 401", journal.UIPath, code)
 		}
-		admin, err := clientcmd.BuildConfigFromFlags("", cluster.AdminKubeconfig)
+		adminCert, err := cluster.AdminCert()
 		if err != nil {
 			t.Fatal(err)
 		}
-		adminCert, err := tls.X509KeyPair(admin.CertData, admin.KeyData)
-		if err != nil {
-			t.Fatal(err)
-		}
-		code, body := get(journal.Path+"?pod="+podKey, adminCert)
+		code, body := api.Get(t, journal.Path+"?pod="+podKey, adminCert)
 		var page journal.Page
 		if err := json.Unmarshal([]byte(body), &page); code != http.StatusOK || err != nil || findChain(page.Events, podLife) != len(podLife) {
 			t.Errorf("GET %s as the cluster admin (nodes/proxy): %d, %v, %.300s; want 200 and the pod's life", journal.Path, code, err, body)
@@ -306,29 +301,6 @@ func TestPodLifeInTheJournal(t *testing.T) {
 		}
 		t.Logf("screenshot of %s: %s", url, screenshot)
 	})
-}
-
-// kubeletAPIGetter returns a GET on the node's :10250 that trusts exactly its self-signed
-// serving certificate and presents certs.
-func kubeletAPIGetter(t *testing.T, n *node) func(path string, certs ...tls.Certificate) (int, string) {
-	servingCert, err := os.ReadFile(filepath.Join(n.rootDir, "pki", "kubelet.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(servingCert)
-	return func(path string, certs ...tls.Certificate) (int, string) {
-		t.Helper()
-		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: certs, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}}
-		defer tr.CloseIdleConnections()
-		resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: tr}).Get(fmt.Sprintf("https://127.0.0.1:%d%s", n.port, path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
 }
 
 // findChromium returns Debian's chromium, installed by hack/tools/install.sh chromium if missing

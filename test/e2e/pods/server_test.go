@@ -23,7 +23,6 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
@@ -166,46 +165,23 @@ func TestKubectlExecLogsPortForward(t *testing.T) {
 // knows but RBAC does not allow → 403; the cluster admin → 200.
 func TestKubeletAPIAuth(t *testing.T) {
 	n := startNode(t, "e2e-pods-auth")
-	url := fmt.Sprintf("https://127.0.0.1:%d/pods", n.port)
 	// The kubelet's serving certificate is self-signed (as upstream's default): trust exactly it.
-	servingCert, err := os.ReadFile(filepath.Join(n.rootDir, "pki", "kubelet.crt"))
+	api, err := framework.SelfSignedKubeletAPI(n.rootDir, n.port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(servingCert)
-	get := func(certs ...tls.Certificate) (int, string) {
-		t.Helper()
-		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-			RootCAs: pool, Certificates: certs, ServerName: "127.0.0.1"}}}
-		resp, err := client.Get(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
-	if code, body := get(); code != http.StatusUnauthorized {
+	if code, body := api.Get(t, "/pods"); code != http.StatusUnauthorized {
 		t.Errorf("no credentials: %d %s, want 401", code, body)
 	}
-	if code, body := get(clientCertFor(t, "bob")); code != http.StatusForbidden || !strings.Contains(body, "user=bob") {
+	if code, body := api.Get(t, "/pods", clientCertFor(t, "bob")); code != http.StatusForbidden || !strings.Contains(body, "user=bob") {
 		t.Errorf("user bob without RBAC: %d %s, want 403", code, body)
 	}
-	admin, err := clientcmd.BuildConfigFromFlags("", cluster.AdminKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminCert, err := tls.X509KeyPair(admin.CertData, admin.KeyData)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code, body := get(adminCert); code != http.StatusOK || !strings.Contains(body, `"kind":"PodList"`) {
+	admin := adminCert(t)
+	if code, body := api.Get(t, "/pods", admin); code != http.StatusOK || !strings.Contains(body, `"kind":"PodList"`) {
 		t.Errorf("cluster admin: %d %.200s, want 200 and a PodList", code, body)
 	}
-	url = fmt.Sprintf("https://127.0.0.1:%d/metrics", n.port)
 	framework.Eventually(t, time.Minute, "kubelet metrics", func() (bool, string) {
-		code, body := get(adminCert)
+		code, body := api.Get(t, "/metrics", admin)
 		return code == http.StatusOK && strings.Contains(body, "kubelet_pleg_relist_duration_seconds_count") &&
 			strings.Contains(body, "kubelet_running_pods") && strings.Contains(body, "kubelet_lease_renew_duration_seconds"), fmt.Sprintf("%d %.300s", code, body)
 	})
@@ -235,9 +211,7 @@ func clientCertFor(t *testing.T, user string) tls.Certificate {
 	t.Cleanup(func() {
 		_ = cluster.Client.CertificatesV1().CertificateSigningRequests().Delete(ctx, csr.Name, metav1.DeleteOptions{})
 	})
-	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
-		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "E2E", Message: "approved by the test"})
-	if _, err := cluster.Client.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
+	if err := cluster.ApproveCSR(csr); err != nil {
 		t.Fatal(err)
 	}
 	var certPEM []byte

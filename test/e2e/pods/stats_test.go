@@ -2,13 +2,9 @@ package pods
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/client-go/tools/clientcmd"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 
@@ -27,30 +22,16 @@ import (
 // is self-signed: trust exactly it).
 func kubeletAPI(t *testing.T, n *node, cert tls.Certificate, path string) (int, string) {
 	t.Helper()
-	servingCert, err := os.ReadFile(filepath.Join(n.rootDir, "pki", "kubelet.crt"))
+	api, err := framework.SelfSignedKubeletAPI(n.rootDir, n.port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(servingCert)
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		RootCAs: pool, Certificates: []tls.Certificate{cert}, ServerName: "127.0.0.1"}}}
-	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d%s", n.port, path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return api.Get(t, path, cert)
 }
 
 func adminCert(t *testing.T) tls.Certificate {
 	t.Helper()
-	admin, err := clientcmd.BuildConfigFromFlags("", cluster.AdminKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(admin.CertData, admin.KeyData)
+	cert, err := cluster.AdminCert()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,8 @@
 package pods
 
 import (
-	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -13,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
@@ -29,7 +24,7 @@ import (
 func TestKubectlTop(t *testing.T) {
 	cluster.StartMetricsServer(t, 10*time.Second)
 	n := startNode(t, "e2e-pods-top", "--rotate-server-certificates")
-	approveServingCSR(t, n.name)
+	cluster.ApproveServingCSR(t, n.name)
 	ns := namespace(t)
 	// The fake runtime's programs use CPU and memory on paper: 300m and 64Mi, on top of a base.
 	runningPod(t, ns, "hog", podSpec(n.name, corev1.RestartPolicyAlways, "sh", "-c", "alloc 64Mi; burn 300m; sleep infinity"))
@@ -66,56 +61,14 @@ func TestKubectlTop(t *testing.T) {
 	// user RBAC does not allow nodes/metrics → 403.
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(cluster.RestConfig.CAData)
-	get := func(certs ...tls.Certificate) (int, string) {
-		t.Helper()
-		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-			RootCAs: pool, Certificates: certs, ServerName: "127.0.0.1"}}}
-		resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics/resource", n.port))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
-	if code, body := get(); code != http.StatusUnauthorized {
+	api := framework.KubeletAPI{Port: n.port, Roots: pool}
+	if code, body := api.Get(t, "/metrics/resource"); code != http.StatusUnauthorized {
 		t.Errorf("GET /metrics/resource without credentials: %d %.200s, want 401", code, body)
 	}
-	if code, body := get(clientCertFor(t, "carol")); code != http.StatusForbidden || !strings.Contains(body, "user=carol") ||
+	if code, body := api.Get(t, "/metrics/resource", clientCertFor(t, "carol")); code != http.StatusForbidden || !strings.Contains(body, "user=carol") ||
 		!strings.Contains(body, "metrics") {
 		t.Errorf("GET /metrics/resource as user carol without RBAC: %d %.200s, want 403 naming nodes/metrics", code, body)
 	}
-}
-
-// approveServingCSR approves the node's kubelet-serving CSR, as an admin does with kubectl
-// certificate approve (nothing approves these automatically), and waits until it is issued.
-func approveServingCSR(t *testing.T, node string) {
-	t.Helper()
-	ctx := context.Background()
-	csrs := cluster.Client.CertificatesV1().CertificateSigningRequests()
-	framework.Eventually(t, time.Minute, "the kubelet-serving CSR of "+node+" to be issued", func() (bool, string) {
-		list, err := csrs.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, c := range list.Items {
-			if c.Spec.SignerName != certificatesv1.KubeletServingSignerName || c.Spec.Username != "system:node:"+node {
-				continue
-			}
-			if len(c.Status.Certificate) > 0 {
-				return true, ""
-			}
-			if len(c.Status.Conditions) == 0 {
-				c.Status.Conditions = append(c.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
-					Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "E2E", Message: "approved by the test"})
-				if _, err := csrs.UpdateApproval(ctx, c.Name, &c, metav1.UpdateOptions{}); err != nil {
-					return false, err.Error()
-				}
-			}
-			return false, "approved " + c.Name + ", not issued yet"
-		}
-		return false, "no CSR yet"
-	})
 }
 
 // lastLines is kubectl's output and the tail of metrics-server's log, for a failure message.

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
@@ -108,15 +107,11 @@ func pendingServingCSR(t *testing.T, node, skip string) string {
 // approve does what `kubectl certificate approve` does.
 func approve(t *testing.T, name string) {
 	t.Helper()
-	ctx := context.Background()
-	c, err := cluster.Client.CertificatesV1().CertificateSigningRequests().Get(ctx, name, metav1.GetOptions{})
+	c, err := cluster.Client.CertificatesV1().CertificateSigningRequests().Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Status.Conditions = append(c.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
-		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "E2EApprove", Message: "approved by the e2e test",
-	})
-	if _, err := cluster.Client.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, name, c, metav1.UpdateOptions{}); err != nil {
+	if err := cluster.ApproveCSR(c); err != nil {
 		t.Fatal(err)
 	}
 }
