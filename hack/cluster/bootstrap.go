@@ -52,11 +52,7 @@ func writeKubeconfig(path, server string, ca []byte, user *clientcmdapi.AuthInfo
 // the token Secret, and the three ClusterRoleBindings of the TLS bootstrap flow. Then it writes
 // bootstrap.kubeconfig for the kubelet.
 func bootstrapObjects(ctx context.Context, c *cluster, p pki, server string) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.path("admin.kubeconfig"))
-	if err != nil {
-		return err
-	}
-	client, err := kubernetes.NewForConfig(cfg)
+	client, _, err := c.adminClients()
 	if err != nil {
 		return err
 	}
@@ -118,29 +114,25 @@ func clusterBindings() []*rbacv1.ClusterRoleBinding {
 // ensureBindings creates the bindings a running cluster lacks (a cluster started by an older
 // version of this program gets what newer minikubelet features need).
 func ensureBindings(ctx context.Context, c *cluster) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.path("admin.kubeconfig"))
+	client, _, err := c.adminClients()
 	if err != nil {
 		return err
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	for _, b := range clusterBindings() {
-		if _, err := client.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create ClusterRoleBinding %s: %w", b.Name, err)
-		}
-	}
-	return nil
+	return createBindings(ctx, client, clusterBindings())
 }
 
 func createBootstrapObjects(ctx context.Context, client kubernetes.Interface, s *corev1.Secret, bindings []*rbacv1.ClusterRoleBinding) error {
 	if _, err := client.CoreV1().Secrets(s.Namespace).Create(ctx, s, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
+	return createBindings(ctx, client, bindings)
+}
+
+// createBindings creates each ClusterRoleBinding that does not exist yet.
+func createBindings(ctx context.Context, client kubernetes.Interface, bindings []*rbacv1.ClusterRoleBinding) error {
 	for _, b := range bindings {
 		if _, err := client.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
+			return fmt.Errorf("create ClusterRoleBinding %s: %w", b.Name, err)
 		}
 	}
 	return nil

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
+	"k8s.io/utils/ptr"
 )
 
 // metrics-server on the local control plane: `cluster metrics-server` (hack/cluster/up.sh
@@ -191,6 +192,8 @@ func (c *cluster) startMetricsServer(ctx context.Context, s *state, client kuber
 	return checker.waitHealthy(ctx, msName, health, exited, c.path("logs", msName+".log"))
 }
 
+// adminClients are clients of the API server as the cluster admin (admin.kubeconfig): the core
+// API groups, and the aggregator's APIServices.
 func (c *cluster) adminClients() (kubernetes.Interface, aggregator.Interface, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.path("admin.kubeconfig"))
 	if err != nil {
@@ -224,7 +227,7 @@ func applyMetricsServerRBAC(ctx context.Context, client kubernetes.Interface) er
 		}},
 	}
 	for _, r := range roles {
-		if err := createOrUpdate(ctx, r.Name, func() error {
+		if err := createOrUpdate(r.Name, func() error {
 			_, err := client.RbacV1().ClusterRoles().Create(ctx, r, metav1.CreateOptions{})
 			return err
 		}, func() error {
@@ -234,17 +237,12 @@ func applyMetricsServerRBAC(ctx context.Context, client kubernetes.Interface) er
 			return err
 		}
 	}
-	bindings := []*rbacv1.ClusterRoleBinding{
-		{ObjectMeta: metav1.ObjectMeta{Name: "system:metrics-server"}, Subjects: user,
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:metrics-server"}},
+	if err := createBindings(ctx, client, []*rbacv1.ClusterRoleBinding{
+		userBinding("system:metrics-server", "system:metrics-server", msUser),
 		// Delegated authentication and authorization: TokenReview and SubjectAccessReview.
-		{ObjectMeta: metav1.ObjectMeta{Name: "metrics-server:system:auth-delegator"}, Subjects: user,
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:auth-delegator"}},
-	}
-	for _, b := range bindings {
-		if _, err := client.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create ClusterRoleBinding %s: %w", b.Name, err)
-		}
+		userBinding("metrics-server:system:auth-delegator", "system:auth-delegator", msUser),
+	}); err != nil {
+		return err
 	}
 	// The request-header CA and allowed names, from kube-system/extension-apiserver-authentication.
 	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "metrics-server-auth-reader", Namespace: msNamespace}, Subjects: user,
@@ -270,7 +268,7 @@ func applyAPIService(ctx context.Context, client kubernetes.Interface, agg aggre
 			Ports:        []corev1.ServicePort{{Name: "https", Port: int32(port), TargetPort: intstr.FromInt32(int32(port))}},
 		},
 	}
-	if err := createOrUpdate(ctx, "Service "+msName, func() error {
+	if err := createOrUpdate("Service "+msName, func() error {
 		_, err := client.CoreV1().Services(msNamespace).Create(ctx, svc, metav1.CreateOptions{})
 		return err
 	}, func() error {
@@ -287,7 +285,7 @@ func applyAPIService(ctx context.Context, client kubernetes.Interface, agg aggre
 	api := &apiregistrationv1.APIService{
 		ObjectMeta: metav1.ObjectMeta{Name: apiServiceName, Labels: map[string]string{"k8s-app": msName}},
 		Spec: apiregistrationv1.APIServiceSpec{
-			Service:              &apiregistrationv1.ServiceReference{Namespace: msNamespace, Name: msName, Port: ptrTo(int32(port))},
+			Service:              &apiregistrationv1.ServiceReference{Namespace: msNamespace, Name: msName, Port: ptr.To(int32(port))},
 			Group:                "metrics.k8s.io",
 			Version:              "v1beta1",
 			CABundle:             caBundle,
@@ -295,7 +293,7 @@ func applyAPIService(ctx context.Context, client kubernetes.Interface, agg aggre
 			VersionPriority:      100,
 		},
 	}
-	return createOrUpdate(ctx, "APIService "+apiServiceName, func() error {
+	return createOrUpdate("APIService "+apiServiceName, func() error {
 		_, err := agg.ApiregistrationV1().APIServices().Create(ctx, api, metav1.CreateOptions{})
 		return err
 	}, func() error {
@@ -339,7 +337,7 @@ func waitAPIServiceAvailable(ctx context.Context, agg aggregator.Interface, logP
 }
 
 // createOrUpdate creates an object, or updates it when it exists.
-func createOrUpdate(_ context.Context, what string, create, update func() error) error {
+func createOrUpdate(what string, create, update func() error) error {
 	err := create()
 	if apierrors.IsAlreadyExists(err) {
 		err = update()
@@ -349,5 +347,3 @@ func createOrUpdate(_ context.Context, what string, create, update func() error)
 	}
 	return nil
 }
-
-func ptrTo[T any](v T) *T { return &v }

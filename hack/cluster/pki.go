@@ -136,15 +136,11 @@ func (p pki) loadCA(name string) (*x509.Certificate, crypto.Signer, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("load the CA %s: %w", name, err)
 	}
-	cert, err := x509.ParseCertificate(pair.Certificate[0])
-	if err != nil {
-		return nil, nil, err
-	}
 	signer, ok := pair.PrivateKey.(crypto.Signer)
 	if !ok {
 		return nil, nil, fmt.Errorf("the CA key %s.key cannot sign", name)
 	}
-	return cert, signer, nil
+	return pair.Leaf, signer, nil
 }
 
 // newCA writes a self-signed CA as <name>.crt/.key and returns it.
