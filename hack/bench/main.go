@@ -39,6 +39,7 @@ type config struct {
 	kubemark bool          // measure the hollow node too
 	floor    bool          // measure the RSS floor programs (hack/bench/floor)
 	evented  bool          // measure minikubelet with the EventedPLEG gate too
+	beside   int           // hollow nodes run beside each --nodes N run, over the same window
 }
 
 func main() {
@@ -52,6 +53,7 @@ func main() {
 	flag.StringVar(&cfg.out, "out", "_output/bench", "directory for the JSON results (a relative path is relative to the repository)")
 	flag.BoolVar(&cfg.kubemark, "kubemark", true, "also measure kubemark's hollow node (false: minikubelet only)")
 	flag.BoolVar(&cfg.evented, "evented", true, "also measure minikubelet with --feature-gates EventedPLEG=true (relists per idle minute, killed container → API, pod startup)")
+	flag.IntVar(&cfg.beside, "hollow-beside", 3, "hollow nodes (one process each) started with each --nodes N run and counted over the same idle window, for API requests per node per minute (0: none; needs --kubemark)")
 	flag.BoolVar(&cfg.floor, "floor", true, "also measure what minikubelet's RSS is made of: a client-go-only program, and one with k8s.io/apiserver's authn/authz linked in")
 	flag.Parse()
 	for _, f := range strings.Split(nodes, ",") {
@@ -65,8 +67,11 @@ func main() {
 		}
 		cfg.nodes = append(cfg.nodes, n)
 	}
-	if cfg.pods < 1 || cfg.creators < 1 || cfg.idle < 10*time.Second {
-		fmt.Fprintln(os.Stderr, "bench: --pods and --creators must be positive and --idle at least 10s")
+	if !cfg.kubemark {
+		cfg.beside = 0
+	}
+	if cfg.pods < 1 || cfg.creators < 1 || cfg.idle < 10*time.Second || cfg.beside < 0 {
+		fmt.Fprintln(os.Stderr, "bench: --pods and --creators must be positive, --idle at least 10s and --hollow-beside not negative")
 		os.Exit(2)
 	}
 	// The outer process re-runs itself in a private network namespace and waits.
@@ -138,6 +143,10 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	b := &bench{cfg: cfg, cluster: cluster, client: client, audit: &auditLogReader{path: auditLog}, work: work}
+	if kubemark != "" {
+		hollow := hollowSide(kubemark, cluster.BootstrapKubeconfig)
+		b.hollow = &hollow
+	}
 
 	// The first CSR a fresh kube-controller-manager signs waits for its controllers to start
 	// (~5 s); a throwaway node takes that wait so that neither side measured pays it.

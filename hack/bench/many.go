@@ -29,6 +29,19 @@ type manyResult struct {
 	NotReadyDuringIdle             int            `json:"notReadyDuringIdle"`
 	MaxLeaseAgeDuringIdleSeconds   float64        `json:"maxLeaseAgeDuringIdleSeconds"`
 	StartLogRegistrationsPerSecond string         `json:"startLogRegistrationsPerSecond,omitempty"`
+	// Beside is kubemark's hollow nodes started with this run and counted over the same window.
+	Beside *besideResult `json:"hollowBeside,omitempty"`
+}
+
+// besideResult is hollow nodes, one process each, started at the same moment as a --nodes N run
+// and counted over the same idle window. A node's idle requests are its Lease renewals, a status
+// PATCH every 5 minutes, and a new watch each time one of its watches times out (client-go ends
+// a watch after 5–10 minutes); started together and counted together, both sides are at the same
+// point of those cycles, which a hollow node measured alone right after its start is not.
+type besideResult struct {
+	Nodes                        int            `json:"nodes"`
+	IdleRequestsPerNodePerMinute float64        `json:"idleRequestsPerNodePerMinute"`
+	IdleRequests                 map[string]int `json:"idleRequests"`
 }
 
 // manyNodes runs `minikubelet --nodes n` until every node is Ready, reads its memory 10 s later,
@@ -50,17 +63,33 @@ func (b *bench) manyNodes(ctx context.Context, bin string, n int) (manyResult, e
 	}
 	defer b.cleanupNodes(ctx, names...)
 	defer p.stop()
+	besidePrefix := fmt.Sprintf("beside%d-hollow-", n)
+	hollows, hollowNames, err := b.startBeside(besidePrefix)
+	defer b.cleanupNodes(ctx, hollowNames...)
+	defer b.stopBeside(hollows)
+	if err != nil {
+		return manyResult{}, err
+	}
 	deadline := time.Now().Add(15 * time.Minute)
 	for {
 		ready, _, err := b.countReady(ctx, prefix)
 		if err != nil {
 			return manyResult{}, err
 		}
-		if ready == n {
+		hollowsReady, _, err := b.countReady(ctx, besidePrefix)
+		if err != nil {
+			return manyResult{}, err
+		}
+		if ready == n && hollowsReady == len(hollows) {
 			break
 		}
 		if p.exited() || time.Now().After(deadline) {
-			return manyResult{}, fmt.Errorf("%d of %d nodes Ready; the log ends with:\n%s", ready, n, p.logTail())
+			return manyResult{}, fmt.Errorf("%d of %d nodes and %d of %d hollow nodes beside Ready; the log ends with:\n%s", ready, n, hollowsReady, len(hollows), p.logTail())
+		}
+		for _, h := range hollows {
+			if h.exited() {
+				return manyResult{}, fmt.Errorf("%d of %d hollow nodes beside Ready; %s's log ends with:\n%s", hollowsReady, len(hollows), h.log, h.logTail())
+			}
 		}
 		if err := sleep(ctx, time.Second); err != nil {
 			return manyResult{}, err
@@ -110,7 +139,51 @@ func (b *bench) manyNodes(ctx context.Context, bin string, n int) (manyResult, e
 	}
 	r.IdleRequestsPerNodePerMinute = float64(total(r.IdleRequests)) / float64(n) / minutes
 	r.StartLogRegistrationsPerSecond = lastStartRate(p.log)
+	if len(hollows) > 0 {
+		for _, h := range hollows {
+			if h.exited() {
+				return r, fmt.Errorf("a hollow node beside exited during the idle window:\n%s", h.logTail())
+			}
+		}
+		beside := &besideResult{Nodes: len(hollows)}
+		if beside.IdleRequests, err = b.audit.countPrefix(ctx, "system:node:"+besidePrefix, from, to); err != nil {
+			return r, err
+		}
+		beside.IdleRequestsPerNodePerMinute = float64(total(beside.IdleRequests)) / float64(len(hollows)) / minutes
+		r.Beside = beside
+	}
 	return r, nil
+}
+
+// startBeside starts cfg.beside hollow nodes named prefix1, prefix2, …; on an error it returns
+// those already started, for the caller to stop.
+func (b *bench) startBeside(prefix string) (started []*process, names []string, err error) {
+	if b.hollow == nil || b.cfg.beside == 0 {
+		return nil, nil, nil
+	}
+	say("and %d hollow nodes beside it (%s*), counted over the same window", b.cfg.beside, prefix)
+	for i := 1; i <= b.cfg.beside; i++ {
+		name := fmt.Sprintf("%s%d", prefix, i)
+		dir := filepath.Join(b.work, name)
+		port, err := freePort()
+		if err != nil {
+			return started, names, err
+		}
+		h, err := start(b.hollow.cmd(name, dir, port), filepath.Join(dir, "kubelet.log"))
+		if err != nil {
+			return started, names, err
+		}
+		started, names = append(started, h), append(names, name)
+	}
+	return started, names, nil
+}
+
+// stopBeside stops the hollow nodes beside and removes what each left in /tmp.
+func (b *bench) stopBeside(hollows []*process) {
+	for _, h := range hollows {
+		h.stop()
+		b.hollow.cleanup(h)
+	}
 }
 
 // countReady lists the nodes named prefix* and returns how many are Ready and the others' names.

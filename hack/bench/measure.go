@@ -26,6 +26,7 @@ type bench struct {
 	client  kubernetes.Interface // the admin, without a client-side rate limit
 	audit   *auditLogReader
 	work    string
+	hollow  *side // kubemark's hollow node, when measured
 }
 
 // sideResult is what was measured for one kubelet.

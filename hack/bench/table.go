@@ -99,29 +99,57 @@ func printMany(out io.Writer, r *report) {
 	if h := r.HollowNode; h != nil {
 		fmt.Fprintf(out, "hollow node, one process per node: RSS %.1f MB, idle CPU %.2f s/min, %.1f API requests per idle minute\n", h.Idle.mb(), h.IdleCPUSecondsPerMinute, h.IdleRequestsPerMinute)
 	}
+	for _, m := range r.ManyNodes {
+		printBeside(out, m)
+	}
+}
+
+// printBeside prints a --nodes N run's idle API requests per node and minute beside those of the
+// hollow nodes started with it and counted over the same window, by verb and resource.
+func printBeside(out io.Writer, m manyResult) {
+	h := m.Beside
+	if h == nil {
+		return
+	}
+	minutes := m.IdleSeconds / 60
+	fmt.Fprintf(out, "\n--nodes %d beside %d hollow nodes started with it, over the same %.0f s idle window: API requests per node per minute\n", m.Nodes, h.Nodes, m.IdleSeconds)
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "request\tminikubelet\thollow node\t")
+	for _, k := range sortedKeys(m.IdleRequests, h.IdleRequests) {
+		fmt.Fprintf(w, "%s\t%.3f\t%.3f\t\n", k, float64(m.IdleRequests[k])/float64(m.Nodes)/minutes, float64(h.IdleRequests[k])/float64(h.Nodes)/minutes)
+	}
+	fmt.Fprintf(w, "all\t%.3f\t%.3f\t\n", m.IdleRequestsPerNodePerMinute, h.IdleRequestsPerNodePerMinute)
+	_ = w.Flush()
+}
+
+// sortedKeys is the keys of all the maps, sorted, each once.
+func sortedKeys(maps ...map[string]int) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range maps {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // printBreakdown prints one line per verb and resource with both sides' counts divided by n.
 func printBreakdown(out io.Writer, r *report, get func(*sideResult) map[string]int, n float64) {
-	keys := map[string]bool{}
-	for _, s := range []*sideResult{r.Minikubelet, r.HollowNode} {
-		if s != nil {
-			for k := range get(s) {
-				keys[k] = true
-			}
-		}
+	var hollow map[string]int
+	if r.HollowNode != nil {
+		hollow = get(r.HollowNode)
 	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "request\tminikubelet\thollow node\t")
-	for _, k := range sorted {
+	for _, k := range sortedKeys(get(r.Minikubelet), hollow) {
 		theirs := "-"
-		if r.HollowNode != nil {
-			theirs = fmt.Sprintf("%.2f", float64(get(r.HollowNode)[k])/n)
+		if hollow != nil {
+			theirs = fmt.Sprintf("%.2f", float64(hollow[k])/n)
 		}
 		fmt.Fprintf(w, "%s\t%.2f\t%s\t\n", strings.TrimSpace(k), float64(get(r.Minikubelet)[k])/n, theirs)
 	}
