@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -48,18 +49,19 @@ type Kubelet struct {
 	metrics     *metrics.Registry  // served on :10250/metrics
 
 	// Made by the steps, in start order.
-	restConfig      *rest.Config           // tls-bootstrap: the client certificate's kubeconfig
-	transport       *clientTransport       // api-clients: the client certificate and the dialer, renewed on rotation (transport.go)
-	client          kubernetes.Interface   // api-clients: rate-limited by kubeAPIQPS/Burst
-	heartbeatClient kubernetes.Interface   // api-clients: Lease and node status, timeout ≤ the lease
-	recorder        record.EventRecorder   // events
-	runtimeEndpoint string                 // fake-runtime: the built-in runtime's socket, when it runs
-	cri             *remote.Client         // cri
-	services        *services              // service-informer: the Services, for service-link env
-	pods            *pods                  // pod-lifecycle
-	stats           *stats.Provider        // stats: /stats/summary, /metrics/resource, eviction signals
-	status          *nodestatus.Manager    // node-registration
-	serving         *bootstrap.ServingCert // serving-certificate: nil without serverTLSBootstrap
+	restConfig      *rest.Config                // tls-bootstrap: the client certificate's kubeconfig
+	transport       *clientTransport            // api-clients: the client certificate and the dialer, renewed on rotation (transport.go)
+	client          kubernetes.Interface        // api-clients: rate-limited by kubeAPIQPS/Burst
+	heartbeatClient kubernetes.Interface        // api-clients: Lease and node status, timeout ≤ the lease
+	eventClient     typedcorev1.CoreV1Interface // api-clients: Events, rate-limited by eventRecordQPS/eventBurst
+	recorder        record.EventRecorder        // events
+	runtimeEndpoint string                      // fake-runtime: the built-in runtime's socket, when it runs
+	cri             *remote.Client              // cri
+	services        *services                   // service-informer: the Services, for service-link env
+	pods            *pods                       // pod-lifecycle
+	stats           *stats.Provider             // stats: /stats/summary, /metrics/resource, eviction signals
+	status          *nodestatus.Manager         // node-registration
+	serving         *bootstrap.ServingCert      // serving-certificate: nil without serverTLSBootstrap
 }
 
 // New checks the options and prepares a Kubelet; nothing starts until Run.

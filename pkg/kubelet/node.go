@@ -56,8 +56,9 @@ func (k *Kubelet) bootstrapClientCert(ctx context.Context) (component, error) {
 	return nil, err
 }
 
-// makeClients makes the main client (rate-limited by kubeAPIQPS/Burst) and the heartbeat client
-// (no client-side rate limit, and a timeout no longer than the lease, as upstream), over one
+// makeClients makes the main client (rate-limited by kubeAPIQPS/Burst), the heartbeat client
+// (no client-side rate limit, and a timeout no longer than the lease, as upstream) and the
+// event client (rate-limited by eventRecordQPS/eventBurst), over one
 // transport (transport.go). Every connection goes through one dialer, so a certificate rotation
 // can close them all and the next requests handshake with the new certificate.
 func (k *Kubelet) makeClients(context.Context) (component, error) {
@@ -87,7 +88,15 @@ func (k *Kubelet) makeClients(context.Context) (component, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create heartbeat client: %w", err)
 	}
-	k.client, k.heartbeatClient = client, heartbeat
+	// Events: their own rate limit (eventRecordQPS, eventBurst) over the same connection, as
+	// upstream's separate event client.
+	evCfg := rest.CopyConfig(mainCfg)
+	evCfg.QPS, evCfg.Burst = float32(*cfg.EventRecordQPS), int(cfg.EventBurst)
+	events, err := typedcorev1.NewForConfigAndClient(evCfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("create event client: %w", err)
+	}
+	k.client, k.heartbeatClient, k.eventClient = client, heartbeat, events
 	return nil, nil
 }
 
@@ -95,7 +104,7 @@ func (k *Kubelet) makeClients(context.Context) (component, error) {
 // this host. Stopping it (after every step that records) flushes what is queued.
 func (k *Kubelet) startEvents(ctx context.Context) (component, error) {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: k.client.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: k.eventClient.Events("")})
 	k.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: k.opts.NodeName})
 	return onStop(func() error { broadcaster.Shutdown(); return nil }), nil
 }

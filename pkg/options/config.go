@@ -53,6 +53,14 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 	if c.KubeAPIBurst == 0 {
 		c.KubeAPIBurst = 100
 	}
+	// Events have a client and a rate limit of their own, so a burst of Events never delays a
+	// pod's status (0 is client-go's default, 5 per second and a burst of 10, as upstream).
+	if c.EventRecordQPS == nil {
+		c.EventRecordQPS = ptr.To[int32](50)
+	}
+	if c.EventBurst == 0 {
+		c.EventBurst = 100
+	}
 	if c.EnableProfilingHandler == nil {
 		c.EnableProfilingHandler = ptr.To(true) // /debug/pprof on the kubelet API, behind authn/authz
 	}
@@ -104,6 +112,7 @@ var implementedFields = map[string]bool{
 	"address": true, "port": true, "maxPods": true, "staticPodPath": true,
 	"nodeStatusUpdateFrequency": true, "nodeStatusReportFrequency": true, "nodeLeaseDurationSeconds": true,
 	"runtimeRequestTimeout": true, "rotateCertificates": true, "serverTLSBootstrap": true, "kubeAPIQPS": true, "kubeAPIBurst": true,
+	"eventRecordQPS": true, "eventBurst": true,
 	"containerRuntimeEndpoint": true, "podLogsDir": true, "syncFrequency": true, "fileCheckFrequency": true,
 	"configMapAndSecretChangeDetectionStrategy": true, "authentication": true, "authorization": true,
 	"enableProfilingHandler": true, "podCIDR": true, "featureGates": true, "clusterDomain": true,
@@ -198,6 +207,12 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 	}
 	if c.KubeAPIBurst < 0 {
 		errs = append(errs, "kubeAPIBurst must not be negative")
+	}
+	if c.EventRecordQPS != nil && *c.EventRecordQPS < 0 {
+		errs = append(errs, "eventRecordQPS must not be negative")
+	}
+	if c.EventBurst < 0 {
+		errs = append(errs, "eventBurst must not be negative")
 	}
 	switch c.Authorization.Mode {
 	case kubeletconfig.KubeletAuthorizationModeWebhook, kubeletconfig.KubeletAuthorizationModeAlwaysAllow:

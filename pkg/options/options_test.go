@@ -112,6 +112,10 @@ func TestDefaultsAndDerivedPaths(t *testing.T) {
 	if o.NodeName != "node-1" {
 		t.Errorf("node name = %s", o.NodeName)
 	}
+	// Upstream's v1beta1 defaults: Events get their own 50 QPS and burst of 100.
+	if c := o.Config; c.EventRecordQPS == nil || *c.EventRecordQPS != 50 || c.EventBurst != 100 {
+		t.Errorf("eventRecordQPS %v, eventBurst %d: want 50 and 100", c.EventRecordQPS, c.EventBurst)
+	}
 }
 
 func TestValidationNamesTheFlagOrField(t *testing.T) {
@@ -125,6 +129,8 @@ func TestValidationNamesTheFlagOrField(t *testing.T) {
 		{"unknown field in file", nil, "maxPod: 3\n", `unknown field "maxPod"`},
 		{"report shorter than update", nil, "nodeStatusReportFrequency: 1s\n", "nodeStatusReportFrequency"},
 		{"tiny lease", nil, "nodeLeaseDurationSeconds: 2\n", "nodeLeaseDurationSeconds"},
+		{"negative eventRecordQPS", nil, "eventRecordQPS: -1\n", "eventRecordQPS must not be negative"},
+		{"negative eventBurst", nil, "eventBurst: -5\n", "eventBurst must not be negative"},
 		{"bad port flag", []string{"--port", "70000"}, "", "port (--port)"},
 		{"bad node ip", []string{"--node-ip", "10.0.0"}, "", "--node-ip"},
 		{"bad capacity", []string{"--node-capacity", "cpu=lots"}, "", "--node-capacity cpu"},
