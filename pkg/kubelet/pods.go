@@ -124,7 +124,7 @@ func newPods(cfg PodConfig, rec record.EventRecorder) (*pods, error) {
 	}
 	p.helper = &runtimeHelper{secrets: cfg.Secrets, tokens: tokens, projector: projector, services: cfg.Services,
 		hostIP: cfg.NodeIP, allocatable: cfg.Allocatable, clusterDomain: cfg.ClusterDomain, rootDir: cfg.RootDir,
-		hostDirs: map[types.UID]map[string]string{}}
+		hostDirs: map[types.UID]map[string]string{}, mountBackoff: newMountBackoff(cfg.Clock)}
 	cfg.Runtime.SetOptionsGenerator(p.helper)
 	p.syncLoopJournal = cfg.Journal.For(journal.SourceSyncLoop)
 	if p.pleg, err = newPLEG(plegConfig{runtime: cfg.Runtime, cri: cfg.CRI, cache: p.cache, clock: cfg.Clock,

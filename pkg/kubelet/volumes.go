@@ -7,11 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/podworkers"
 	"github.com/minikubelet/minikubelet/pkg/secretmanager"
 	"github.com/minikubelet/minikubelet/pkg/token"
 	"github.com/minikubelet/minikubelet/pkg/volume"
@@ -35,6 +39,16 @@ type runtimeHelper struct {
 
 	mu       sync.Mutex
 	hostDirs map[types.UID]map[string]string // volume name → host directory, per pod
+	// mountBackoff is each pod's delay before its volumes are tried again after a failure.
+	mountBackoff *flowcontrol.Backoff
+}
+
+// newMountBackoff is upstream's volume operation back-off (goroutinemap/exponentialbackoff):
+// 0.5 s after the first failure, doubling up to 2 min 2 s. A failure that is over quickly (the
+// API server's node authorizer has not yet linked a just-bound pod to the node, so its token
+// request is forbidden) then costs half a second, not the pod worker's 10 s.
+func newMountBackoff(clk clock.Clock) *flowcontrol.Backoff {
+	return flowcontrol.NewFakeBackOff(500*time.Millisecond, 2*time.Minute+2*time.Second, clk)
 }
 
 var _ kuberuntime.OptionsGenerator = (*runtimeHelper)(nil)
@@ -118,12 +132,19 @@ func (h *runtimeHelper) hostsMount(pod *corev1.Pod, podIPs []string) (kuberuntim
 // setUpVolumes writes (or refreshes) the pod's projected volumes; called on every sync, so a
 // changed Secret or ConfigMap, or a service account token the token manager refreshed (at 80 %
 // of its TTL), reaches its files within the sync period.
+// A failure is retried on the pod's mount back-off (a podworkers.RetryAfterError).
 func (h *runtimeHelper) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
 	dirs, err := h.projector.SetUpPod(ctx, pod)
 	h.mu.Lock()
 	h.hostDirs[pod.UID] = dirs
 	h.mu.Unlock()
-	return err
+	id := string(pod.UID)
+	if err == nil {
+		h.mountBackoff.Reset(id)
+		return nil
+	}
+	h.mountBackoff.Next(id, h.mountBackoff.Clock.Now())
+	return &podworkers.RetryAfterError{Err: err, After: h.mountBackoff.Get(id)}
 }
 
 // cleanupVolumes removes the directories of pods under <root>/pods that are not in keep, and
@@ -135,6 +156,7 @@ func (h *runtimeHelper) cleanupVolumes(rootDir string, keep map[types.UID]bool) 
 	for uid := range h.hostDirs {
 		if !keep[uid] {
 			delete(h.hostDirs, uid)
+			h.mountBackoff.Reset(string(uid))
 		}
 	}
 	h.mu.Unlock()

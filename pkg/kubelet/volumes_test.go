@@ -2,21 +2,29 @@ package kubelet
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/podsource"
+	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/token"
+	"github.com/minikubelet/minikubelet/pkg/volume"
 )
 
 // fakeServices is the Service informer's view: the given Services, synced or not yet.
@@ -133,5 +141,49 @@ func TestGenerateRunContainerOptions(t *testing.T) {
 				t.Errorf("hosts file =\n%s\nwant it to start with\n%s", data, tc.wantHosts)
 			}
 		})
+	}
+}
+
+// A volume that fails is retried on upstream's volume back-off — 0.5 s, then doubling — not the
+// pod worker's 10 s; success, or the pod's cleanup, starts the back-off over.
+func TestFailedVolumeRetriesOnTheMountBackoff(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	forbidden := apierrors.NewForbidden(corev1.Resource("secrets"), "creds", errors.New("no relationship found between node 'n1' and this object"))
+	var getErr error = forbidden
+	projector, err := volume.New(volume.Config{RootDir: t.TempDir(),
+		GetSecret: func(context.Context, string, string) (*corev1.Secret, error) {
+			return &corev1.Secret{Data: map[string][]byte{"k": []byte("v")}}, getErr
+		},
+		GetConfigMap: func(context.Context, string, string) (*corev1.ConfigMap, error) { return nil, nil },
+		GetServiceAccountToken: func(context.Context, string, string, *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+			return nil, errors.New("unused")
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &runtimeHelper{projector: projector, tokens: &token.Manager{}, hostDirs: map[types.UID]map[string]string{}, mountBackoff: newMountBackoff(clk)}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "uid-1"},
+		Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "creds", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}}}}}
+	retryIn := func() time.Duration {
+		t.Helper()
+		var soon *podworkers.RetryAfterError
+		if err := h.setUpVolumes(context.Background(), pod); !errors.As(err, &soon) || !strings.Contains(err.Error(), `secrets "creds" is forbidden`) {
+			t.Fatalf("setUpVolumes = %v, want a RetryAfterError with the Forbidden error", err)
+		}
+		return soon.After
+	}
+	for _, want := range []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second} {
+		if got := retryIn(); got != want {
+			t.Errorf("retry in %s, want %s", got, want)
+		}
+		clk.Step(want)
+	}
+	getErr = nil
+	if err := h.setUpVolumes(context.Background(), pod); err != nil {
+		t.Fatalf("setUpVolumes once the secret is readable: %v", err)
+	}
+	getErr = forbidden
+	if got := retryIn(); got != 500*time.Millisecond {
+		t.Errorf("after a success: retry in %s, want 500ms again", got)
 	}
 }

@@ -23,8 +23,9 @@
 // Each turn of a worker (syncOnce) takes the pending update — updates that arrive while it works
 // coalesce into one — waits for Cache.GetNewerThan(lastSync), so it never acts on a runtime status
 // older than its own last sync, and calls the sync function of its state. A failed sync makes the
-// pod due again after BackOffPeriod, a successful one after ResyncInterval; the syncLoop asks
-// DuePods every second (upstream: the work queue drained on syncCh).
+// pod due again after BackOffPeriod (or after a RetryAfterError's own delay), a successful one
+// after ResyncInterval; the syncLoop asks DuePods every second (upstream: the work queue drained
+// on syncCh).
 //
 // Invariants: states only move forward; the grace period only shrinks once terminating; UpdatePod
 // never blocks; a removed pod leaves no goroutine behind.

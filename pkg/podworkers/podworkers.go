@@ -222,6 +222,17 @@ func (p *PodWorkers) workerLoop(uid types.UID, st *podStatus) {
 
 // syncOnce is one turn of a pod worker: take the pending update, wait for a fresh runtime status,
 // call the sync function of the pod's state, and record the outcome.
+// RetryAfterError is a failed sync that says when to try again, instead of BackOffPeriod: a
+// volume that could not be set up is retried on the volume's own back-off (0.5 s, 1 s, 2 s, …),
+// as upstream's volume manager retries a failed mount while the pod worker waits for it.
+type RetryAfterError struct {
+	Err   error
+	After time.Duration
+}
+
+func (e *RetryAfterError) Error() string { return e.Err.Error() }
+func (e *RetryAfterError) Unwrap() error { return e.Err }
+
 func (p *PodWorkers) syncOnce(uid types.UID, st *podStatus) {
 	p.mu.Lock()
 	update := st.pending
@@ -268,10 +279,15 @@ func (p *PodWorkers) syncOnce(uid types.UID, st *podStatus) {
 	// ran (which may miss a container it just started), as upstream's lastSyncTime.
 	st.lastSync = p.cfg.Clock.Now()
 	if err != nil {
-		if p.ctx.Err() == nil {
-			logger.Error(err, "Error syncing pod; will retry", "retryIn", p.cfg.BackOffPeriod)
+		retryIn := p.cfg.BackOffPeriod
+		var soon *RetryAfterError
+		if errors.As(err, &soon) {
+			retryIn = soon.After
 		}
-		st.nextSync = start.Add(p.cfg.BackOffPeriod)
+		if p.ctx.Err() == nil {
+			logger.Error(err, "Error syncing pod; will retry", "retryIn", retryIn)
+		}
+		st.nextSync = start.Add(retryIn)
 		return
 	}
 	st.nextSync = start.Add(p.cfg.ResyncInterval)

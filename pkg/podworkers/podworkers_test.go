@@ -3,6 +3,7 @@ package podworkers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -30,6 +31,8 @@ type recorder struct {
 	called   chan string
 	// failTerminating makes this many SyncTerminatingPod calls fail.
 	failTerminating int
+	// retryAfter, when set, makes SyncPod fail with a RetryAfterError of this delay.
+	retryAfter time.Duration
 }
 
 func newRecorder() *recorder { return &recorder{called: make(chan string, 100)} }
@@ -50,6 +53,9 @@ func (r *recorder) SyncPod(_ context.Context, t UpdateType, pod, _ *corev1.Pod, 
 	defer r.mu.Unlock()
 	if r.fail {
 		return false, errors.New("injected")
+	}
+	if r.retryAfter > 0 {
+		return false, fmt.Errorf("set up volumes: %w", &RetryAfterError{Err: errors.New("token forbidden"), After: r.retryAfter})
 	}
 	return r.terminal, nil
 }
@@ -238,6 +244,25 @@ func TestDuePodsBackoffAndResync(t *testing.T) {
 	clk.Step(time.Second)
 	if due := w.DuePods(); len(due) != 1 {
 		t.Errorf("not due after the resync interval")
+	}
+}
+
+// A sync that fails with a RetryAfterError (wrapped) is due again after its delay, not after the
+// 10 s back-off.
+func TestRetryAfterErrorSetsTheRetry(t *testing.T) {
+	r := newRecorder()
+	r.retryAfter = 500 * time.Millisecond
+	w, clk := newWorkers(t, r)
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("v", "1")})
+	expect(t, r, "sync:create:1")
+	waitIdle(t, w, "v")
+	clk.Step(499 * time.Millisecond)
+	if due := w.DuePods(); len(due) != 0 {
+		t.Fatalf("due before the error's delay: %v", due)
+	}
+	clk.Step(time.Millisecond)
+	if due := w.DuePods(); len(due) != 1 {
+		t.Fatalf("not due after the error's delay (500 ms)")
 	}
 }
 
