@@ -222,17 +222,6 @@ func (p *PodWorkers) workerLoop(uid types.UID, st *podStatus) {
 
 // syncOnce is one turn of a pod worker: take the pending update, wait for a fresh runtime status,
 // call the sync function of the pod's state, and record the outcome.
-// RetryAfterError is a failed sync that says when to try again, instead of BackOffPeriod: a
-// volume that could not be set up is retried on the volume's own back-off (0.5 s, 1 s, 2 s, …),
-// as upstream's volume manager retries a failed mount while the pod worker waits for it.
-type RetryAfterError struct {
-	Err   error
-	After time.Duration
-}
-
-func (e *RetryAfterError) Error() string { return e.Err.Error() }
-func (e *RetryAfterError) Unwrap() error { return e.Err }
-
 func (p *PodWorkers) syncOnce(uid types.UID, st *podStatus) {
 	p.mu.Lock()
 	update := st.pending
@@ -313,21 +302,6 @@ func (p *PodWorkers) transition(st *podStatus, from, to State, grace int64) {
 			p.cfg.Journal.Record(to.String(), journal.Pod(st.pod), map[string]string{"gracePeriod": strconv.FormatInt(st.gracePeriod, 10)})
 		}
 	}
-}
-
-// DuePods returns the pods whose resync or retry time has come (upstream: the work queue the
-// syncLoop's syncCh drains). The caller sends them a SyncPodSync.
-func (p *PodWorkers) DuePods() []*corev1.Pod {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := p.cfg.Clock.Now()
-	var due []*corev1.Pod
-	for _, st := range p.pods {
-		if st.state != Finished && !st.working && st.pending == nil && !st.nextSync.IsZero() && !now.Before(st.nextSync) {
-			due = append(due, st.pod)
-		}
-	}
-	return due
 }
 
 // SyncKnownPods is housekeeping's call: pods no longer desired start terminating, and workers of
