@@ -67,9 +67,6 @@ func main() {
 		}
 		cfg.nodes = append(cfg.nodes, n)
 	}
-	if !cfg.kubemark {
-		cfg.beside = 0
-	}
 	if cfg.pods < 1 || cfg.creators < 1 || cfg.idle < 10*time.Second || cfg.beside < 0 {
 		fmt.Fprintln(os.Stderr, "bench: --pods and --creators must be positive, --idle at least 10s and --hollow-beside not negative")
 		os.Exit(2)
