@@ -53,49 +53,80 @@ func (f Fault) Name() string {
 	return name
 }
 
-// Faults lists the faults the runtime can inject.
+// Faults lists the faults the runtime can inject: one entry per fault, each built by a function of
+// its own below, whose applyLocked is a method of Runtime (a breakpoint on, say,
+// fake.(*Runtime).killContainerLocked stops where the fault takes effect).
 func Faults() []Fault {
-	id := func(a *FaultArgs) []*string { return []*string{&a.ID} }
-	return []Fault{{
+	return []Fault{
+		killContainerFault(),
+		sandboxNotReadyFault(),
+		failPullsFault(),
+		latencyFault(),
+		runtimeNotReadyFault(),
+		runtimeReadyFault(),
+		eventsOffFault(),
+		eventsOnFault(),
+	}
+}
+
+// idArg is the positional argument of the faults that name a container or sandbox.
+func idArg(a *FaultArgs) []*string { return []*string{&a.ID} }
+
+func killContainerFault() Fault {
+	return Fault{
 		Use:   "kill-container CONTAINER-ID",
 		Short: "Make a running container exit with --exit-code (as if its process died)",
 		Path:  "/kill-container",
-		Args:  id,
+		Args:  idArg,
 		Flags: func(fs *pflag.FlagSet, a *FaultArgs) {
 			fs.Int32Var(&a.ExitCode, "exit-code", 137, "the exit code the container reports")
 		},
-		Done: func(a FaultArgs) string { return fmt.Sprintf("container %s exited with code %d", a.ID, a.ExitCode) },
-		// As if the process crashed or the OOM killer struck.
-		applyLocked: func(r *Runtime, a FaultArgs) error {
-			c, err := r.containerLocked(a.ID)
-			if err != nil {
-				return err
-			}
-			if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-				return status.Errorf(codes.FailedPrecondition, "container %q is %s: only a RUNNING container can be killed", c.id, c.state)
-			}
-			r.exitLocked(c, a.ExitCode, reasonFor(a.ExitCode), "killed by fault injection")
-			return nil
-		},
-	}, {
-		Use:   "sandbox-not-ready SANDBOX-ID",
-		Short: "Mark a pod sandbox NOTREADY (as if its network namespace vanished)",
-		Path:  "/sandbox-not-ready",
-		Args:  id,
-		Done:  func(a FaultArgs) string { return "sandbox " + a.ID + " is NOTREADY" },
-		// Its containers keep running; the kubelet is expected to notice and recreate the pod.
-		applyLocked: func(r *Runtime, a FaultArgs) error {
-			s, err := r.sandboxLocked(a.ID)
-			if err != nil {
-				return err
-			}
-			if s.state != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
-				s.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
-				r.publishLocked(s.id, s, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
-			}
-			return nil
-		},
-	}, {
+		Done:        func(a FaultArgs) string { return fmt.Sprintf("container %s exited with code %d", a.ID, a.ExitCode) },
+		applyLocked: (*Runtime).killContainerLocked,
+	}
+}
+
+// killContainerLocked makes a running container exit, as if its process crashed or the OOM killer
+// struck.
+func (r *Runtime) killContainerLocked(a FaultArgs) error {
+	c, err := r.containerLocked(a.ID)
+	if err != nil {
+		return err
+	}
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return status.Errorf(codes.FailedPrecondition, "container %q is %s: only a RUNNING container can be killed", c.id, c.state)
+	}
+	r.exitLocked(c, a.ExitCode, reasonFor(a.ExitCode), "killed by fault injection")
+	return nil
+}
+
+func sandboxNotReadyFault() Fault {
+	return Fault{
+		Use:         "sandbox-not-ready SANDBOX-ID",
+		Short:       "Mark a pod sandbox NOTREADY (as if its network namespace vanished)",
+		Path:        "/sandbox-not-ready",
+		Args:        idArg,
+		Done:        func(a FaultArgs) string { return "sandbox " + a.ID + " is NOTREADY" },
+		applyLocked: (*Runtime).sandboxNotReadyLocked,
+	}
+}
+
+// sandboxNotReadyLocked marks a sandbox NOTREADY. Its containers keep running; the kubelet is
+// expected to notice and recreate the pod.
+func (r *Runtime) sandboxNotReadyLocked(a FaultArgs) error {
+	s, err := r.sandboxLocked(a.ID)
+	if err != nil {
+		return err
+	}
+	if s.state != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+		s.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+		r.publishLocked(s.id, s, runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
+	}
+	return nil
+}
+
+func failPullsFault() Fault {
+	return Fault{
 		Use:   "fail-pulls IMAGE",
 		Short: "Make the next --count pulls of IMAGE fail with --message",
 		Path:  "/fail-next-pulls",
@@ -104,23 +135,31 @@ func Faults() []Fault {
 			fs.IntVar(&a.Count, "count", 1, "how many pulls fail")
 			fs.StringVar(&a.Message, "message", "injected pull failure", "the error message")
 		},
-		Done: func(a FaultArgs) string { return fmt.Sprintf("the next %d pulls of %s will fail", a.Count, a.Image) },
-		applyLocked: func(r *Runtime, a FaultArgs) error {
-			if a.Image == "" {
-				return status.Error(codes.InvalidArgument, "image is required")
-			}
-			if a.Message == "" {
-				a.Message = "injected pull failure"
-			}
-			key := normalizeImageRef(a.Image)
-			if a.Count <= 0 {
-				delete(r.faults.pullFailures, key)
-				return nil
-			}
-			r.faults.pullFailures[key] = &pullFailure{remaining: a.Count, message: a.Message}
-			return nil
-		},
-	}, {
+		Done:        func(a FaultArgs) string { return fmt.Sprintf("the next %d pulls of %s will fail", a.Count, a.Image) },
+		applyLocked: (*Runtime).failPullsLocked,
+	}
+}
+
+// failPullsLocked makes the next a.Count pulls of a.Image fail (takePullFailure); a count <= 0
+// clears the fault.
+func (r *Runtime) failPullsLocked(a FaultArgs) error {
+	if a.Image == "" {
+		return status.Error(codes.InvalidArgument, "image is required")
+	}
+	if a.Message == "" {
+		a.Message = "injected pull failure"
+	}
+	key := normalizeImageRef(a.Image)
+	if a.Count <= 0 {
+		delete(r.faults.pullFailures, key)
+		return nil
+	}
+	r.faults.pullFailures[key] = &pullFailure{remaining: a.Count, message: a.Message}
+	return nil
+}
+
+func latencyFault() Fault {
+	return Fault{
 		Use:   "latency METHOD DURATION",
 		Short: "Delay every call of a CRI method (e.g. ListContainers 2s; 0s removes it)",
 		Path:  "/latency",
@@ -129,23 +168,30 @@ func Faults() []Fault {
 			d, _ := time.ParseDuration(a.Duration) // valid: the fault is in place
 			return fmt.Sprintf("%s now takes %s longer", a.Method, d)
 		},
-		// The delay runs on the runtime's clock, before the call (injectLatency).
-		applyLocked: func(r *Runtime, a FaultArgs) error {
-			d, err := time.ParseDuration(a.Duration)
-			if err != nil {
-				return status.Errorf(codes.InvalidArgument, "duration %q: %v (write it like \"1.5s\")", a.Duration, err)
-			}
-			if a.Method == "" {
-				return status.Error(codes.InvalidArgument, `method is required: a CRI method name like "ListContainers", or "*"`)
-			}
-			if d <= 0 {
-				delete(r.faults.latency, a.Method)
-				return nil
-			}
-			r.faults.latency[a.Method] = d
-			return nil
-		},
-	}, {
+		applyLocked: (*Runtime).latencyLocked,
+	}
+}
+
+// latencyLocked sets the delay of a CRI method; a duration <= 0 removes it. The delay runs on the
+// runtime's clock, before the call (injectLatency).
+func (r *Runtime) latencyLocked(a FaultArgs) error {
+	d, err := time.ParseDuration(a.Duration)
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "duration %q: %v (write it like \"1.5s\")", a.Duration, err)
+	}
+	if a.Method == "" {
+		return status.Error(codes.InvalidArgument, `method is required: a CRI method name like "ListContainers", or "*"`)
+	}
+	if d <= 0 {
+		delete(r.faults.latency, a.Method)
+		return nil
+	}
+	r.faults.latency[a.Method] = d
+	return nil
+}
+
+func runtimeNotReadyFault() Fault {
+	return Fault{
 		Use:   "runtime-not-ready",
 		Short: "Make the runtime's Status report RuntimeReady=false (the node goes NotReady)",
 		Path:  "/runtime-not-ready",
@@ -153,16 +199,22 @@ func Faults() []Fault {
 			fs.StringVar(&a.Reason, "reason", "InjectedFault", "the condition's reason")
 			fs.StringVar(&a.Message, "message", "made not ready with minikubelet fake-runtime", "the condition's message")
 		},
-		Done: func(FaultArgs) string { return "the runtime reports not ready" },
-		// Other calls keep working.
-		applyLocked: func(r *Runtime, a FaultArgs) error {
-			if a.Reason == "" {
-				a.Reason = "FaultInjected"
-			}
-			r.faults.runtimeDown = &runtimeapi.RuntimeCondition{Type: runtimeapi.RuntimeReady, Status: false, Reason: a.Reason, Message: a.Message}
-			return nil
-		},
-	}, {
+		Done:        func(FaultArgs) string { return "the runtime reports not ready" },
+		applyLocked: (*Runtime).runtimeNotReadyLocked,
+	}
+}
+
+// runtimeNotReadyLocked makes Status report RuntimeReady=false. Other calls keep working.
+func (r *Runtime) runtimeNotReadyLocked(a FaultArgs) error {
+	if a.Reason == "" {
+		a.Reason = "FaultInjected"
+	}
+	r.faults.runtimeDown = &runtimeapi.RuntimeCondition{Type: runtimeapi.RuntimeReady, Status: false, Reason: a.Reason, Message: a.Message}
+	return nil
+}
+
+func runtimeReadyFault() Fault {
+	return Fault{
 		Use:   "runtime-ready",
 		Short: "Undo runtime-not-ready",
 		Path:  "/runtime-ready",
@@ -171,20 +223,31 @@ func Faults() []Fault {
 			r.faults.runtimeDown = nil
 			return nil
 		},
-	}, {
-		Use:   "events-off",
-		Short: "End the GetContainerEvents streams and answer new ones Unimplemented, as containerd 1.6 does",
-		Path:  "/events-off",
-		Done:  func(FaultArgs) string { return "GetContainerEvents is Unimplemented; open streams ended" },
-		// The kubelet's evented PLEG falls back to relisting every second, and retries.
-		applyLocked: func(r *Runtime, _ FaultArgs) error {
-			r.faults.eventsOff = true
-			for ch := range r.events {
-				r.events.unsubscribe(ch) // its stream ends with eventsEndedLocked's error
-			}
-			return nil
-		},
-	}, {
+	}
+}
+
+func eventsOffFault() Fault {
+	return Fault{
+		Use:         "events-off",
+		Short:       "End the GetContainerEvents streams and answer new ones Unimplemented, as containerd 1.6 does",
+		Path:        "/events-off",
+		Done:        func(FaultArgs) string { return "GetContainerEvents is Unimplemented; open streams ended" },
+		applyLocked: (*Runtime).eventsOffLocked,
+	}
+}
+
+// eventsOffLocked ends the open GetContainerEvents streams and answers new ones Unimplemented.
+// The kubelet's evented PLEG falls back to relisting every second, and retries.
+func (r *Runtime) eventsOffLocked(FaultArgs) error {
+	r.faults.eventsOff = true
+	for ch := range r.events {
+		r.events.unsubscribe(ch) // its stream ends with eventsEndedLocked's error
+	}
+	return nil
+}
+
+func eventsOnFault() Fault {
+	return Fault{
 		Use:   "events-on",
 		Short: "Undo events-off",
 		Path:  "/events-on",
@@ -193,7 +256,7 @@ func Faults() []Fault {
 			r.faults.eventsOff = false
 			return nil
 		},
-	}}
+	}
 }
 
 // findFault returns the fault called name.

@@ -224,3 +224,90 @@ func FuzzCreateContainer(f *testing.F) {
 		check("sandbox-not-ready", r.Inject("sandbox-not-ready", FaultArgs{ID: sandboxID}))
 	})
 }
+
+// TestFaultsTable checks each entry of Faults() against what its users need of it: the admin API
+// routes by Path (unique), the CLI by name (unique) and fills Use's positional words from Args,
+// and every fault applies and says what it did.
+func TestFaultsTable(t *testing.T) {
+	want := []struct{ name, path string }{
+		{"kill-container", "/kill-container"},
+		{"sandbox-not-ready", "/sandbox-not-ready"},
+		{"fail-pulls", "/fail-next-pulls"},
+		{"latency", "/latency"},
+		{"runtime-not-ready", "/runtime-not-ready"},
+		{"runtime-ready", "/runtime-ready"},
+		{"events-off", "/events-off"},
+		{"events-on", "/events-on"},
+	}
+	got := Faults()
+	if len(got) != len(want) {
+		t.Fatalf("Faults() has %d entries, want %d", len(got), len(want))
+	}
+	for i, f := range got {
+		if f.Name() != want[i].name || f.Path != want[i].path {
+			t.Errorf("Faults()[%d] = %s at %s, want %s at %s", i, f.Name(), f.Path, want[i].name, want[i].path)
+		}
+		if f.Short == "" || f.Done == nil || f.applyLocked == nil {
+			t.Errorf("%s: Short, Done and applyLocked are required", f.Name())
+		}
+		positional := 0
+		if f.Args != nil {
+			positional = len(f.Args(&FaultArgs{}))
+		}
+		if words := len(strings.Fields(f.Use)) - 1; positional != words {
+			t.Errorf("%s: Args fills %d fields, but Use %q names %d arguments", f.Name(), positional, f.Use, words)
+		}
+	}
+}
+
+// TestInjectInProcess applies each fault with Runtime.Inject (no admin API) and checks the state
+// it leaves, then the errors of bad arguments.
+func TestInjectInProcess(t *testing.T) {
+	e := newTestEnv(t, nil)
+	steps := []struct {
+		fault string
+		args  FaultArgs
+		check func() bool
+	}{
+		{"fail-pulls", FaultArgs{Image: "busybox", Count: 2}, func() bool {
+			pf := e.rt.faults.pullFailures[normalizeImageRef("busybox")]
+			return pf != nil && pf.remaining == 2 && pf.message == "injected pull failure"
+		}},
+		{"fail-pulls", FaultArgs{Image: "busybox"}, func() bool { return len(e.rt.faults.pullFailures) == 0 }},
+		{"latency", FaultArgs{Method: "*", Duration: "2s"}, func() bool { return e.rt.faults.latency["*"] == 2*time.Second }},
+		{"latency", FaultArgs{Method: "*", Duration: "0s"}, func() bool { return len(e.rt.faults.latency) == 0 }},
+		{"runtime-not-ready", FaultArgs{}, func() bool {
+			return e.rt.faults.runtimeDown != nil && e.rt.faults.runtimeDown.GetReason() == "FaultInjected"
+		}},
+		{"runtime-ready", FaultArgs{}, func() bool { return e.rt.faults.runtimeDown == nil }},
+		{"events-off", FaultArgs{}, func() bool { return e.rt.faults.eventsOff }},
+		{"events-on", FaultArgs{}, func() bool { return !e.rt.faults.eventsOff }},
+	}
+	for _, s := range steps {
+		if err := e.rt.Inject(s.fault, s.args); err != nil {
+			t.Fatalf("Inject(%s, %+v): %v", s.fault, s.args, err)
+		}
+		e.rt.mu.Lock()
+		ok := s.check()
+		e.rt.mu.Unlock()
+		if !ok {
+			t.Errorf("after Inject(%s, %+v) the runtime's faults are %+v", s.fault, s.args, e.rt.faults.describe())
+		}
+	}
+	for _, bad := range []struct {
+		fault string
+		args  FaultArgs
+		code  codes.Code
+	}{
+		{"no-such-fault", FaultArgs{}, codes.InvalidArgument},
+		{"fail-pulls", FaultArgs{}, codes.InvalidArgument},
+		{"latency", FaultArgs{Method: "*", Duration: "soon"}, codes.InvalidArgument},
+		{"latency", FaultArgs{Duration: "1s"}, codes.InvalidArgument},
+		{"kill-container", FaultArgs{ID: "nope"}, codes.NotFound},
+		{"sandbox-not-ready", FaultArgs{ID: "nope"}, codes.NotFound},
+	} {
+		if err := e.rt.Inject(bad.fault, bad.args); status.Code(err) != bad.code {
+			t.Errorf("Inject(%s, %+v) = %v, want %s", bad.fault, bad.args, err, bad.code)
+		}
+	}
+}

@@ -58,6 +58,18 @@ func TestParseProgram(t *testing.T) {
 		{"unterminated quote", []string{"sh", "-c", "echo 'x"}, unknownRunsForever, []string{`exit 2 "sh: syntax error: unterminated quoted string"`}},
 		{"dangling &&", []string{"sh", "-c", "true &&"}, unknownRunsForever, []string{`exit 2 "sh: syntax error: unexpected end of file"`}},
 		{"&& continues on the next line", []string{"sh", "-c", "true &&\necho y"}, unknownRunsForever, []string{"true", `&& echo "y"`}},
+		{"backslashes escape, outside and inside double quotes", []string{"sh", "-c", `echo a\ b "c\"d\x" 'e\f' g\
+h`}, unknownRunsForever,
+			[]string{`echo "a b c\"d\\x e\\f gh"`}},
+		{"a # inside a word is no comment", []string{"sh", "-c", "echo a#b # c"}, unknownRunsForever, []string{`echo "a#b"`}},
+		{"no input redirection", []string{"sh", "-c", "cat < /etc/hosts"}, unknownRunsForever,
+			[]string{`exit 2 "sh: the fake runtime's shell has no input redirection (<): give the file as an argument"`}},
+		{"only descriptors 1 and 2", []string{"sh", "-c", "echo x >&3"}, unknownRunsForever,
+			[]string{`exit 2 "sh: 3: bad file descriptor: only 1 and 2 can be redirected"`}},
+		{"a redirection needs a file", []string{"sh", "-c", "echo x > ; true"}, unknownRunsForever,
+			[]string{`exit 2 "sh: syntax error: a redirection without a file before \";\""`}},
+		{"two redirections at once", []string{"sh", "-c", "echo x > > f"}, unknownRunsForever,
+			[]string{`exit 2 "sh: syntax error: unexpected redirection"`}},
 		{"no pipes", []string{"sh", "-c", "echo x | cat"}, unknownRunsForever,
 			[]string{`exit 2 "sh: the fake runtime's shell has no pipes (|): run the commands one by one"`}},
 	}

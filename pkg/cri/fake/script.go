@@ -80,6 +80,9 @@ func shellScript(argv []string) (string, bool) {
 
 // scanner cuts a script into commands; parseScript drives it one character at a time.
 type scanner struct {
+	runes   []rune // the script
+	i       int    // the index of the character being read
+	quote   rune   // the open quote, ' or ", or 0
 	cmds    []command
 	cur     command
 	word    strings.Builder
@@ -89,82 +92,120 @@ type scanner struct {
 	both    bool      // pending came from "&>": stderr follows stdout
 }
 
-// parseScript cuts a script into simple commands. Its error reads as sh's would.
+// parseScript cuts a script into simple commands. Its error reads as sh's would. Each character
+// is read inside quotes (scanQuoted), as a word or comment (scanWord) or as an operator
+// (scanOperator); then the script must end cleanly (finish).
 func parseScript(script string) ([]command, error) {
-	s := &scanner{}
-	runes := []rune(script)
-	next := func(i int) rune {
-		if i+1 < len(runes) {
-			return runes[i+1]
-		}
-		return 0
-	}
-	var quote rune
-	for i := 0; i < len(runes); i++ {
-		c := runes[i]
+	s := &scanner{runes: []rune(script)}
+	for ; s.i < len(s.runes); s.i++ {
+		c := s.runes[s.i]
 		var err error
 		switch {
-		case quote == '\'' && c == '\'', quote == '"' && c == '"':
-			quote = 0
-		case quote == '"' && c == '\\' && strings.ContainsRune("\"\\$`\n", next(i)):
-			i++
-			if runes[i] != '\n' {
-				s.word.WriteRune(runes[i])
-			}
-		case quote != 0:
-			s.word.WriteRune(c)
-		case c == '\'' || c == '"':
-			quote, s.inWord, s.quoted = c, true, true
-		case c == '\\':
-			if i++; i < len(runes) && runes[i] != '\n' {
-				s.word.WriteRune(runes[i])
-				s.inWord, s.quoted = true, true
-			}
-		case c == ' ' || c == '\t':
-			err = s.endWord()
-		case c == '#' && !s.inWord: // a comment, to the end of the line
-			for i+1 < len(runes) && runes[i+1] != '\n' {
-				i++
-			}
-		case c == '\n' || c == ';':
-			err = s.endCommand(";", always, false)
-		case c == '&' && next(i) == '&':
-			i++
-			err = s.endCommand("&&", ifSucceeded, false)
-		case c == '&' && next(i) == '>': // &> F: stdout and stderr to F
-			i++
-			if err = s.endWord(); err == nil {
-				err = s.redirect(redirect{fd: 1}, next(i), &i)
-				s.both = true
-			}
-		case c == '&':
-			err = s.endCommand("&", always, true)
-		case c == '|' && next(i) == '|':
-			i++
-			err = s.endCommand("||", ifFailed, false)
-		case c == '|':
-			err = errors.New("sh: the fake runtime's shell has no pipes (|): run the commands one by one")
-		case c == '<':
-			err = errors.New("sh: the fake runtime's shell has no input redirection (<): give the file as an argument")
-		case c == '>':
-			r := redirect{fd: 1}
-			if w := s.word.String(); s.inWord && !s.quoted && (w == "1" || w == "2") {
-				r.fd = int(w[0] - '0')
-				s.word.Reset()
-				s.inWord = false
-			} else if err = s.endWord(); err != nil {
-				break
-			}
-			err = s.redirect(r, next(i), &i)
-		default:
-			s.word.WriteRune(c)
-			s.inWord = true
+		case s.quote != 0:
+			s.scanQuoted(c)
+		case !s.scanWord(c):
+			err = s.scanOperator(c)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	if quote != 0 {
+	return s.finish()
+}
+
+// peek is the character after the current one, or 0 at the end.
+func (s *scanner) peek() rune {
+	if s.i+1 < len(s.runes) {
+		return s.runes[s.i+1]
+	}
+	return 0
+}
+
+// scanQuoted reads c inside quotes: the closing quote, an escape inside "…", or a character of
+// the word.
+func (s *scanner) scanQuoted(c rune) {
+	switch {
+	case c == s.quote:
+		s.quote = 0
+	case s.quote == '"' && c == '\\' && strings.ContainsRune("\"\\$`\n", s.peek()):
+		s.i++
+		if s.runes[s.i] != '\n' {
+			s.word.WriteRune(s.runes[s.i])
+		}
+	default:
+		s.word.WriteRune(c)
+	}
+}
+
+// scanWord reads c outside quotes if it is part of a word or a comment — a quote that opens, a
+// backslash escape, a "#" that starts a comment, any character that is neither a blank nor an
+// operator — and says whether it did.
+func (s *scanner) scanWord(c rune) bool {
+	switch {
+	case c == '\'' || c == '"':
+		s.quote, s.inWord, s.quoted = c, true, true
+	case c == '\\':
+		if s.i++; s.i < len(s.runes) && s.runes[s.i] != '\n' {
+			s.word.WriteRune(s.runes[s.i])
+			s.inWord, s.quoted = true, true
+		}
+	case c == '#' && !s.inWord: // a comment, to the end of the line
+		for s.i+1 < len(s.runes) && s.runes[s.i+1] != '\n' {
+			s.i++
+		}
+	case strings.ContainsRune(" \t\n;&|<>", c):
+		return false
+	default:
+		s.word.WriteRune(c)
+		s.inWord = true
+	}
+	return true
+}
+
+// scanOperator reads c, a blank or an operator outside quotes: it ends a word (blank), a command
+// (";", newline, "&&", "||", "&") or starts a redirection (">", ">>", "&>", "2>", ">&2", …).
+func (s *scanner) scanOperator(c rune) error {
+	switch {
+	case c == ' ' || c == '\t':
+		return s.endWord()
+	case c == '\n' || c == ';':
+		return s.endCommand(";", always, false)
+	case c == '&' && s.peek() == '&':
+		s.i++
+		return s.endCommand("&&", ifSucceeded, false)
+	case c == '&' && s.peek() == '>': // &> F: stdout and stderr to F
+		s.i++
+		if err := s.endWord(); err != nil {
+			return err
+		}
+		err := s.redirect(redirect{fd: 1})
+		s.both = true
+		return err
+	case c == '&':
+		return s.endCommand("&", always, true)
+	case c == '|' && s.peek() == '|':
+		s.i++
+		return s.endCommand("||", ifFailed, false)
+	case c == '|':
+		return errors.New("sh: the fake runtime's shell has no pipes (|): run the commands one by one")
+	case c == '<':
+		return errors.New("sh: the fake runtime's shell has no input redirection (<): give the file as an argument")
+	}
+	// c == '>'
+	r := redirect{fd: 1}
+	if w := s.word.String(); s.inWord && !s.quoted && (w == "1" || w == "2") {
+		r.fd = int(w[0] - '0')
+		s.word.Reset()
+		s.inWord = false
+	} else if err := s.endWord(); err != nil {
+		return err
+	}
+	return s.redirect(r)
+}
+
+// finish ends the last command: no quote may be open, no "&&" or "||" may wait for a command.
+func (s *scanner) finish() ([]command, error) {
+	if s.quote != 0 {
 		return nil, errors.New("sh: syntax error: unterminated quoted string")
 	}
 	if err := s.endCommand("", always, false); err != nil {
@@ -176,19 +217,19 @@ func parseScript(script string) ([]command, error) {
 	return s.cmds, nil
 }
 
-// redirect starts redirection r at the ">" at *i; after it comes next: ">>" appends, ">&N"
-// copies descriptor N. The target is the next word.
-func (s *scanner) redirect(r redirect, next rune, i *int) error {
+// redirect starts redirection r at the ">" being read; after it, ">>" appends and ">&N" copies
+// descriptor N. The target is the next word.
+func (s *scanner) redirect(r redirect) error {
 	if s.pending != nil {
 		return errors.New("sh: syntax error: unexpected redirection")
 	}
-	switch next {
+	switch s.peek() {
 	case '>':
 		r.appendTo = true
-		*i++
+		s.i++
 	case '&':
 		r.to = -1 // the next word names the descriptor
-		*i++
+		s.i++
 	}
 	s.pending = &r
 	return nil
