@@ -65,118 +65,153 @@ type EnvConfig struct {
 // The result lists the container's variables in first-definition order, then the service-link
 // ones sorted by name (upstream's order is a map's). Simplified: no fileKeyRef (an error).
 func MakeEnvironment(pod *corev1.Pod, c *corev1.Container, cfg EnvConfig) ([]EnvVar, error) {
-	objs := envObjects{namespace: pod.Namespace, getSecret: cfg.GetSecret, getConfigMap: cfg.GetConfigMap}
-	var env envList
+	m := &envMaker{pod: pod, c: c, cfg: cfg,
+		objs: envObjects{namespace: pod.Namespace, getSecret: cfg.GetSecret, getConfigMap: cfg.GetConfigMap}}
 
 	// (1) envFrom.
 	for _, from := range c.EnvFrom {
-		var data map[string]string
-		switch {
-		case from.ConfigMapRef != nil:
-			cm, err := objs.configMap(from.ConfigMapRef.Name)
-			if err != nil {
-				if apierrors.IsNotFound(err) && isTrue(from.ConfigMapRef.Optional) {
-					continue
-				}
-				return nil, err
-			}
-			data = cm.Data
-		case from.SecretRef != nil:
-			s, err := objs.secret(from.SecretRef.Name)
-			if err != nil {
-				if apierrors.IsNotFound(err) && isTrue(from.SecretRef.Optional) {
-					continue
-				}
-				return nil, err
-			}
-			data = make(map[string]string, len(s.Data))
-			for k, v := range s.Data {
-				data[k] = string(v)
-			}
-		}
-		for _, k := range sortedKeys(data) {
-			name := from.Prefix + k
-			if len(validation.IsRelaxedEnvVarName(name)) > 0 {
-				continue
-			}
-			env.set(name, data[k])
+		if err := m.addEnvFrom(from); err != nil {
+			return nil, err
 		}
 	}
 
 	// (2) env.
 	for _, ev := range c.Env {
-		value := ev.Value
-		switch {
-		case value != "":
-			value = kubecontainer.Expand(value, func(name string) (string, bool) {
-				if v, ok := env.lookup(name); ok {
-					return v, true
-				}
-				v, ok := cfg.ServiceEnv[name]
-				return v, ok
-			})
-		case ev.ValueFrom == nil:
-			// An empty value is still a variable.
-		case ev.ValueFrom.FieldRef != nil:
-			v, err := envFieldValue(pod, ev.ValueFrom.FieldRef.FieldPath, cfg.PodIPs, cfg.HostIPs)
-			if err != nil {
-				return nil, fmt.Errorf("env %s: %w", ev.Name, err)
-			}
-			value = v
-		case ev.ValueFrom.ConfigMapKeyRef != nil:
-			ref := ev.ValueFrom.ConfigMapKeyRef
-			cm, err := objs.configMap(ref.Name)
-			if err != nil {
-				if apierrors.IsNotFound(err) && isTrue(ref.Optional) {
-					continue
-				}
-				return nil, err
-			}
-			v, ok := cm.Data[ref.Key]
-			if !ok {
-				if isTrue(ref.Optional) {
-					continue
-				}
-				return nil, fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", ref.Key, pod.Namespace, ref.Name)
-			}
-			value = v
-		case ev.ValueFrom.SecretKeyRef != nil:
-			ref := ev.ValueFrom.SecretKeyRef
-			s, err := objs.secret(ref.Name)
-			if err != nil {
-				if apierrors.IsNotFound(err) && isTrue(ref.Optional) {
-					continue
-				}
-				return nil, err
-			}
-			v, ok := s.Data[ref.Key]
-			if !ok {
-				if isTrue(ref.Optional) {
-					continue
-				}
-				return nil, fmt.Errorf("couldn't find key %s in Secret %s/%s", ref.Key, pod.Namespace, ref.Name)
-			}
-			value = string(v)
-		case ev.ValueFrom.ResourceFieldRef != nil:
-			v, err := resourceFieldValue(ev.ValueFrom.ResourceFieldRef, pod, c, cfg.NodeAllocatable)
-			if err != nil {
-				return nil, err
-			}
-			value = v
-		case ev.ValueFrom.FileKeyRef != nil:
-			return nil, fmt.Errorf("env %s: fileKeyRef is not supported by minikubelet", ev.Name)
+		value, ok, err := m.value(ev)
+		if err != nil {
+			return nil, err
 		}
-		env.set(ev.Name, value)
+		if ok {
+			m.env.set(ev.Name, value)
+		}
 	}
 
 	// (3) The service links the container does not define itself.
-	out := env.vars()
-	for _, name := range sortedKeys(cfg.ServiceEnv) {
-		if _, defined := env.lookup(name); !defined {
-			out = append(out, EnvVar{Name: name, Value: cfg.ServiceEnv[name]})
+	return m.withServiceLinks(), nil
+}
+
+// envMaker is one MakeEnvironment call: its inputs, the objects fetched so far and the variables
+// defined so far.
+type envMaker struct {
+	pod  *corev1.Pod
+	c    *corev1.Container
+	cfg  EnvConfig
+	objs envObjects
+	env  envList
+}
+
+// addEnvFrom adds every key of one envFrom source — a ConfigMap's data or a Secret's data — to
+// the environment, in key order, with the prefix prepended; it skips keys that are not valid
+// variable names, and a missing object when optional.
+func (m *envMaker) addEnvFrom(from corev1.EnvFromSource) error {
+	var data map[string]string
+	switch {
+	case from.ConfigMapRef != nil:
+		cm, err := m.objs.configMap(from.ConfigMapRef.Name)
+		if err != nil {
+			return skipIfOptional(err, from.ConfigMapRef.Optional)
+		}
+		data = cm.Data
+	case from.SecretRef != nil:
+		s, err := m.objs.secret(from.SecretRef.Name)
+		if err != nil {
+			return skipIfOptional(err, from.SecretRef.Optional)
+		}
+		data = make(map[string]string, len(s.Data))
+		for k, v := range s.Data {
+			data[k] = string(v)
 		}
 	}
-	return out, nil
+	for _, k := range sortedKeys(data) {
+		name := from.Prefix + k
+		if len(validation.IsRelaxedEnvVarName(name)) > 0 {
+			continue
+		}
+		m.env.set(name, data[k])
+	}
+	return nil
+}
+
+// skipIfOptional is nil, "skip this source", when err says the object does not exist and the
+// reference is optional; else err.
+func skipIfOptional(err error, optional *bool) error {
+	if apierrors.IsNotFound(err) && isTrue(optional) {
+		return nil
+	}
+	return err
+}
+
+// value computes the value of one env entry, given the variables defined before it. ok is false
+// when the entry is skipped: an optional key whose object or key is missing.
+func (m *envMaker) value(ev corev1.EnvVar) (value string, ok bool, err error) {
+	switch {
+	case ev.Value != "":
+		return kubecontainer.Expand(ev.Value, func(name string) (string, bool) {
+			if v, ok := m.env.lookup(name); ok {
+				return v, true
+			}
+			v, ok := m.cfg.ServiceEnv[name]
+			return v, ok
+		}), true, nil
+	case ev.ValueFrom == nil:
+		return "", true, nil // an empty value is still a variable
+	case ev.ValueFrom.FieldRef != nil:
+		v, err := envFieldValue(m.pod, ev.ValueFrom.FieldRef.FieldPath, m.cfg.PodIPs, m.cfg.HostIPs)
+		if err != nil {
+			return "", false, fmt.Errorf("env %s: %w", ev.Name, err)
+		}
+		return v, true, nil
+	case ev.ValueFrom.ConfigMapKeyRef != nil:
+		return m.objs.configMapKey(ev.ValueFrom.ConfigMapKeyRef)
+	case ev.ValueFrom.SecretKeyRef != nil:
+		return m.objs.secretKey(ev.ValueFrom.SecretKeyRef)
+	case ev.ValueFrom.ResourceFieldRef != nil:
+		v, err := resourceFieldValue(ev.ValueFrom.ResourceFieldRef, m.pod, m.c, m.cfg.NodeAllocatable)
+		return v, err == nil, err
+	case ev.ValueFrom.FileKeyRef != nil:
+		return "", false, fmt.Errorf("env %s: fileKeyRef is not supported by minikubelet", ev.Name)
+	}
+	return "", true, nil
+}
+
+// configMapKey is one key of a ConfigMap's data (configMapKeyRef); ok is false when the
+// ConfigMap or the key is missing and the reference is optional.
+func (o *envObjects) configMapKey(ref *corev1.ConfigMapKeySelector) (value string, ok bool, err error) {
+	cm, err := o.configMap(ref.Name)
+	if err != nil {
+		return "", false, skipIfOptional(err, ref.Optional)
+	}
+	v, ok := cm.Data[ref.Key]
+	if !ok && !isTrue(ref.Optional) {
+		return "", false, fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", ref.Key, o.namespace, ref.Name)
+	}
+	return v, ok, nil
+}
+
+// secretKey is one key of a Secret's data (secretKeyRef); ok is false when the Secret or the key
+// is missing and the reference is optional.
+func (o *envObjects) secretKey(ref *corev1.SecretKeySelector) (value string, ok bool, err error) {
+	s, err := o.secret(ref.Name)
+	if err != nil {
+		return "", false, skipIfOptional(err, ref.Optional)
+	}
+	v, ok := s.Data[ref.Key]
+	if !ok && !isTrue(ref.Optional) {
+		return "", false, fmt.Errorf("couldn't find key %s in Secret %s/%s", ref.Key, o.namespace, ref.Name)
+	}
+	return string(v), ok, nil
+}
+
+// withServiceLinks is the container's variables in first-definition order, then the service-link
+// variables whose names the container does not define, sorted by name.
+func (m *envMaker) withServiceLinks() []EnvVar {
+	out := m.env.vars()
+	for _, name := range sortedKeys(m.cfg.ServiceEnv) {
+		if _, defined := m.env.lookup(name); !defined {
+			out = append(out, EnvVar{Name: name, Value: m.cfg.ServiceEnv[name]})
+		}
+	}
+	return out
 }
 
 // envFieldValue adds the status fields to podFieldValue (upstream podFieldSelectorRuntimeValue):
