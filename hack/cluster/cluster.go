@@ -99,20 +99,18 @@ func (c *cluster) writeState(s *state) error {
 	return writeFileAtomic(c.path("state.json"), data, 0o644)
 }
 
+// up starts a control plane in the state directory, or reports the healthy one already running
+// there: binaries, PKI and ports, kubeconfigs, then each component in start order, waiting until
+// it is healthy (and, after kube-apiserver, creating the bootstrap objects).
 func (c *cluster) up(ctx context.Context, o upOptions) error {
 	if err := c.reuseOrClean(ctx); err == nil {
 		return nil // a healthy cluster is already running and was reported
 	} else if !errors.Is(err, errNoCluster) {
 		return err
 	}
-	binDir, err := filepath.Abs(o.binDir)
+	binDir, err := checkBinaries(o.binDir)
 	if err != nil {
 		return err
-	}
-	for _, name := range append(componentOrder, "kubectl") {
-		if _, err := os.Stat(filepath.Join(binDir, name)); err != nil {
-			return fmt.Errorf("%s is missing in %s: run hack/cluster/build.sh", name, binDir)
-		}
 	}
 	if err := os.MkdirAll(c.path("logs"), 0o755); err != nil {
 		return err
@@ -137,6 +135,49 @@ func (c *cluster) up(ctx context.Context, o upOptions) error {
 	}()
 
 	apiURL := fmt.Sprintf("https://127.0.0.1:%d", ports["kube-apiserver"])
+	if err := c.writeKubeconfigs(apiURL, p); err != nil {
+		return err
+	}
+	checker, err := newHealthChecker(p)
+	if err != nil {
+		return err
+	}
+	components, err := c.controlPlane(p, ports, o)
+	if err != nil {
+		return err
+	}
+	for _, comp := range components {
+		if err := c.startHealthy(ctx, s, checker, comp); err != nil {
+			return err
+		}
+		if comp.name == "kube-apiserver" {
+			if err := bootstrapObjects(ctx, c, p, apiURL); err != nil {
+				return err
+			}
+		}
+	}
+	ok = true
+	c.report(s)
+	return nil
+}
+
+// checkBinaries returns binDir as an absolute path once every component and kubectl is in it.
+func checkBinaries(binDir string) (string, error) {
+	binDir, err := filepath.Abs(binDir)
+	if err != nil {
+		return "", err
+	}
+	for _, name := range append(componentOrder, "kubectl") {
+		if _, err := os.Stat(filepath.Join(binDir, name)); err != nil {
+			return "", fmt.Errorf("%s is missing in %s: run hack/cluster/build.sh", name, binDir)
+		}
+	}
+	return binDir, nil
+}
+
+// writeKubeconfigs writes the certificate kubeconfigs of the admin, kube-controller-manager and
+// kube-scheduler into the state directory.
+func (c *cluster) writeKubeconfigs(apiURL string, p pki) error {
 	for _, kc := range []struct{ file, cert string }{
 		{"admin.kubeconfig", "admin"},
 		{"controller-manager.kubeconfig", "controller-manager"},
@@ -146,117 +187,127 @@ func (c *cluster) up(ctx context.Context, o upOptions) error {
 			return err
 		}
 	}
-	checker, err := newHealthChecker(p)
-	if err != nil {
-		return err
-	}
+	return nil
+}
 
+// component is one control-plane component to start: its flags and the URL that answers 200
+// once it is healthy.
+type component struct {
+	name   string
+	args   []string
+	health string
+}
+
+// controlPlane is the components of componentOrder with their flags, in start order; with
+// o.auditLog, kube-apiserver also writes an audit log.
+func (c *cluster) controlPlane(p pki, ports map[string]int, o upOptions) ([]component, error) {
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ports["etcd"])
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports["etcd-peer"])
-	steps := []struct {
-		name   string
-		args   []string
-		health string
-	}{
-		{"etcd", []string{
-			"--name=default",
-			"--data-dir=" + c.path("etcd"),
-			"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
-			"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
-			"--initial-cluster=default=" + peerURL,
-			// A throwaway development cluster: durability is not worth the fsync latency here.
-			"--unsafe-no-fsync=true",
-		}, etcdURL + "/health"},
-		{"kube-apiserver", []string{
-			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(ports["kube-apiserver"]),
-			"--etcd-servers=" + etcdURL,
-			"--tls-cert-file=" + p.path("apiserver.crt"), "--tls-private-key-file=" + p.path("apiserver.key"),
-			"--client-ca-file=" + p.path("ca.crt"),
-			"--requestheader-client-ca-file=" + p.path("front-proxy-ca.crt"),
-			"--requestheader-allowed-names=front-proxy-client",
-			"--requestheader-username-headers=X-Remote-User",
-			"--requestheader-group-headers=X-Remote-Group",
-			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-			// The aggregation layer's client certificate: kube-apiserver shows it to an aggregated
-			// API server (metrics-server) when it proxies a request there.
-			"--proxy-client-cert-file=" + p.path("front-proxy-client.crt"),
-			"--proxy-client-key-file=" + p.path("front-proxy-client.key"),
-			"--kubelet-client-certificate=" + p.path("apiserver-kubelet-client.crt"),
-			"--kubelet-client-key=" + p.path("apiserver-kubelet-client.key"),
-			"--kubelet-preferred-address-types=InternalIP,Hostname",
-			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			"--service-account-key-file=" + p.path("sa.pub"),
-			"--service-account-signing-key-file=" + p.path("sa.key"),
-			"--service-cluster-ip-range=" + serviceCIDR,
-			"--authorization-mode=Node,RBAC",
-			"--enable-bootstrap-token-auth=true",
-			"--enable-admission-plugins=NodeRestriction",
-			"--allow-privileged=true",
-			// Loopback addresses are not valid Endpoints: do not try to publish ourselves as the
-			// kubernetes service (nothing in-cluster can reach 127.0.0.1 of this machine anyway).
-			"--endpoint-reconciler-type=none",
-		}, apiURL + "/readyz"},
-		{"kube-controller-manager", []string{
-			"--kubeconfig=" + c.path("controller-manager.kubeconfig"),
-			"--authentication-kubeconfig=" + c.path("controller-manager.kubeconfig"),
-			"--authorization-kubeconfig=" + c.path("controller-manager.kubeconfig"),
-			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports["kube-controller-manager"]),
-			"--tls-cert-file=" + p.path("controller-manager.crt"), "--tls-private-key-file=" + p.path("controller-manager.key"),
-			"--client-ca-file=" + p.path("ca.crt"),
-			"--root-ca-file=" + p.path("ca.crt"),
-			"--service-account-private-key-file=" + p.path("sa.key"),
-			"--use-service-account-credentials=true",
-			// kcm signs kubelet client CSRs with the cluster CA; the CSR approver auto-approves them.
-			"--cluster-signing-cert-file=" + p.path("ca.crt"), "--cluster-signing-key-file=" + p.path("ca.key"),
-			"--cluster-signing-duration=" + o.signingDuration.String(),
-			"--controllers=*,bootstrapsigner,tokencleaner",
-			"--node-monitor-grace-period=" + o.nodeMonitorGracePeriod.String(),
-			"--node-monitor-period=2s",
-			"--leader-elect=false",
-		}, fmt.Sprintf("https://127.0.0.1:%d/healthz", ports["kube-controller-manager"])},
-		{"kube-scheduler", []string{
-			"--kubeconfig=" + c.path("scheduler.kubeconfig"),
-			"--authentication-kubeconfig=" + c.path("scheduler.kubeconfig"),
-			"--authorization-kubeconfig=" + c.path("scheduler.kubeconfig"),
-			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports["kube-scheduler"]),
-			"--tls-cert-file=" + p.path("scheduler.crt"), "--tls-private-key-file=" + p.path("scheduler.key"),
-			"--client-ca-file=" + p.path("ca.crt"),
-			"--leader-elect=false",
-		}, fmt.Sprintf("https://127.0.0.1:%d/healthz", ports["kube-scheduler"])},
-	}
+	apiServer := apiServerComponent(p, ports["kube-apiserver"], etcdURL)
 	if o.auditLog != "" {
 		args, err := c.auditArgs(o.auditLog)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		for i := range steps {
-			if steps[i].name == "kube-apiserver" {
-				steps[i].args = append(steps[i].args, args...)
-			}
-		}
+		apiServer.args = append(apiServer.args, args...)
 	}
-	for _, step := range steps {
-		exited, err := c.start(s, step.name, step.args)
-		if err != nil {
-			return err
-		}
-		s.Commands[step.name] = command{Args: step.args, Health: step.health}
-		if err := c.writeState(s); err != nil {
-			return err
-		}
-		if err := checker.waitHealthy(ctx, step.name, step.health, exited, c.path("logs", step.name+".log")); err != nil {
-			return err
-		}
-		if step.name == "kube-apiserver" {
-			if err := bootstrapObjects(ctx, c, p, apiURL); err != nil {
-				return err
-			}
-		}
+	return []component{
+		c.etcdComponent(etcdURL, fmt.Sprintf("http://127.0.0.1:%d", ports["etcd-peer"])),
+		apiServer,
+		c.controllerManagerComponent(p, ports["kube-controller-manager"], o),
+		c.schedulerComponent(p, ports["kube-scheduler"]),
+	}, nil
+}
+
+func (c *cluster) etcdComponent(etcdURL, peerURL string) component {
+	return component{"etcd", []string{
+		"--name=default",
+		"--data-dir=" + c.path("etcd"),
+		"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
+		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=default=" + peerURL,
+		// A throwaway development cluster: durability is not worth the fsync latency here.
+		"--unsafe-no-fsync=true",
+	}, etcdURL + "/health"}
+}
+
+func apiServerComponent(p pki, port int, etcdURL string) component {
+	return component{"kube-apiserver", []string{
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--etcd-servers=" + etcdURL,
+		"--tls-cert-file=" + p.path("apiserver.crt"), "--tls-private-key-file=" + p.path("apiserver.key"),
+		"--client-ca-file=" + p.path("ca.crt"),
+		"--requestheader-client-ca-file=" + p.path("front-proxy-ca.crt"),
+		"--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		// The aggregation layer's client certificate: kube-apiserver shows it to an aggregated
+		// API server (metrics-server) when it proxies a request there.
+		"--proxy-client-cert-file=" + p.path("front-proxy-client.crt"),
+		"--proxy-client-key-file=" + p.path("front-proxy-client.key"),
+		"--kubelet-client-certificate=" + p.path("apiserver-kubelet-client.crt"),
+		"--kubelet-client-key=" + p.path("apiserver-kubelet-client.key"),
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + p.path("sa.pub"),
+		"--service-account-signing-key-file=" + p.path("sa.key"),
+		"--service-cluster-ip-range=" + serviceCIDR,
+		"--authorization-mode=Node,RBAC",
+		"--enable-bootstrap-token-auth=true",
+		"--enable-admission-plugins=NodeRestriction",
+		"--allow-privileged=true",
+		// Loopback addresses are not valid Endpoints: do not try to publish ourselves as the
+		// kubernetes service (nothing in-cluster can reach 127.0.0.1 of this machine anyway).
+		"--endpoint-reconciler-type=none",
+	}, fmt.Sprintf("https://127.0.0.1:%d/readyz", port)}
+}
+
+func (c *cluster) controllerManagerComponent(p pki, port int, o upOptions) component {
+	return component{"kube-controller-manager", []string{
+		"--kubeconfig=" + c.path("controller-manager.kubeconfig"),
+		"--authentication-kubeconfig=" + c.path("controller-manager.kubeconfig"),
+		"--authorization-kubeconfig=" + c.path("controller-manager.kubeconfig"),
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
+		"--tls-cert-file=" + p.path("controller-manager.crt"), "--tls-private-key-file=" + p.path("controller-manager.key"),
+		"--client-ca-file=" + p.path("ca.crt"),
+		"--root-ca-file=" + p.path("ca.crt"),
+		"--service-account-private-key-file=" + p.path("sa.key"),
+		"--use-service-account-credentials=true",
+		// kcm signs kubelet client CSRs with the cluster CA; the CSR approver auto-approves them.
+		"--cluster-signing-cert-file=" + p.path("ca.crt"), "--cluster-signing-key-file=" + p.path("ca.key"),
+		"--cluster-signing-duration=" + o.signingDuration.String(),
+		"--controllers=*,bootstrapsigner,tokencleaner",
+		"--node-monitor-grace-period=" + o.nodeMonitorGracePeriod.String(),
+		"--node-monitor-period=2s",
+		"--leader-elect=false",
+	}, fmt.Sprintf("https://127.0.0.1:%d/healthz", port)}
+}
+
+func (c *cluster) schedulerComponent(p pki, port int) component {
+	return component{"kube-scheduler", []string{
+		"--kubeconfig=" + c.path("scheduler.kubeconfig"),
+		"--authentication-kubeconfig=" + c.path("scheduler.kubeconfig"),
+		"--authorization-kubeconfig=" + c.path("scheduler.kubeconfig"),
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
+		"--tls-cert-file=" + p.path("scheduler.crt"), "--tls-private-key-file=" + p.path("scheduler.key"),
+		"--client-ca-file=" + p.path("ca.crt"),
+		"--leader-elect=false",
+	}, fmt.Sprintf("https://127.0.0.1:%d/healthz", port)}
+}
+
+// startHealthy starts one component, records how in the state file (for start-component), and
+// waits until it is healthy.
+func (c *cluster) startHealthy(ctx context.Context, s *state, checker *healthChecker, comp component) error {
+	exited, err := c.start(s, comp.name, comp.args)
+	if err != nil {
+		return err
 	}
-	ok = true
-	c.report(s)
-	return nil
+	s.Commands[comp.name] = command{Args: comp.args, Health: comp.health}
+	if err := c.writeState(s); err != nil {
+		return err
+	}
+	return checker.waitHealthy(ctx, comp.name, comp.health, exited, c.path("logs", comp.name+".log"))
 }
 
 var errNoCluster = errors.New("no cluster")
