@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // A node's request counts once however many stages the audit log has for it (a watch at
@@ -87,5 +91,52 @@ func TestProcessStats(t *testing.T) {
 		for x := range 1_000_000 {
 			_ = x * x
 		}
+	}
+}
+
+// The pod burst's tracker counts a pod Ready once, at the first event showing it Running with
+// Ready=True (not Pending, not Running but unready), and counts deletions.
+func TestPodTracker(t *testing.T) {
+	pod := func(name string, phase corev1.PodPhase, ready corev1.ConditionStatus) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{
+			Phase: phase, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := watch.NewFake()
+	defer w.Stop()
+	tr := newPodTracker()
+	first := time.Now()
+	tr.created["a"], tr.created["b"] = first, first
+	go tr.follow(w)
+
+	w.Add(pod("a", corev1.PodPending, corev1.ConditionFalse))
+	w.Modify(pod("a", corev1.PodRunning, corev1.ConditionFalse))
+	w.Add(pod("b", corev1.PodRunning, corev1.ConditionTrue))
+	if err := tr.waitFor(ctx, "b Ready", func(ready, _ int) bool { return ready == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	tr.mu.Lock()
+	_, aReady := tr.ready["a"]
+	tr.mu.Unlock()
+	if aReady {
+		t.Fatal("a counts as Ready before any event showed it Running with Ready=True")
+	}
+	w.Modify(pod("a", corev1.PodRunning, corev1.ConditionTrue))
+	if err := tr.waitFor(ctx, "a and b Ready", func(ready, _ int) bool { return ready == 2 }); err != nil {
+		t.Fatal(err)
+	}
+	st := tr.startup([]string{"a", "b"}, first)
+	if st.N != 2 || len(st.LatenciesMS) != 2 || st.LatenciesMS[0] > st.LatenciesMS[1] || st.MaxMS != st.LatenciesMS[1] || st.WallMS != st.MaxMS {
+		t.Errorf("startup = %+v, want 2 sorted latencies, the larger one as max and as wall time", st)
+	}
+
+	w.Delete(pod("a", corev1.PodRunning, corev1.ConditionTrue))
+	w.Delete(pod("b", corev1.PodRunning, corev1.ConditionTrue))
+	if err := tr.waitFor(ctx, "all gone", func(_, gone int) bool { return gone == 2 }); err != nil {
+		t.Fatal(err)
+	}
+	if ready, gone := tr.counts(); ready != 2 || gone != 2 {
+		t.Errorf("counts = %d Ready, %d gone; want 2, 2", ready, gone)
 	}
 }

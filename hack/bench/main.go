@@ -108,21 +108,9 @@ func run(ctx context.Context, cfg config) error {
 	} else {
 		say("keeping %s (BENCH_KEEP is set)", work)
 	}
-
-	say("building minikubelet (no -race) and, if missing, kubemark (hack/cluster/build.sh kubemark)")
-	minikubelet := filepath.Join(work, "minikubelet")
-	if err := staticBuild(ctx, root, minikubelet, "./cmd/minikubelet"); err != nil {
+	minikubelet, kubemark, err := buildKubelets(ctx, root, work, cfg.kubemark)
+	if err != nil {
 		return err
-	}
-	var kubemark string
-	if cfg.kubemark {
-		cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "hack", "cluster", "build.sh"), "kubemark")
-		cmd.Stderr = os.Stderr // its progress, and why it failed
-		out, err := cmd.Output()
-		if err != nil {
-			return fmt.Errorf("hack/cluster/build.sh kubemark: %w", err)
-		}
-		kubemark = filepath.Join(strings.TrimSpace(lastLine(string(out))), "kubemark")
 	}
 
 	auditLog := filepath.Join(work, "audit.log")
@@ -151,42 +139,72 @@ func run(ctx context.Context, cfg config) error {
 	if err := b.warmUp(ctx, minikubeletSide(minikubelet, cluster.BootstrapKubeconfig)); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
+	rep, err := b.measureAll(ctx, root, minikubelet, kubemark)
+	if err != nil {
+		return err
+	}
+	printTable(os.Stdout, rep)
+	out := cfg.out
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(root, out)
+	}
+	return writeJSON(out, rep)
+}
 
-	rep := report{Date: time.Now().UTC(), Machine: machine(), Config: map[string]any{
+// buildKubelets builds minikubelet into work and, with withKubemark, kubemark if missing
+// (hack/cluster/build.sh kubemark); it returns both binaries ("" for kubemark without it).
+func buildKubelets(ctx context.Context, root, work string, withKubemark bool) (minikubelet, kubemark string, err error) {
+	say("building minikubelet (no -race) and, if missing, kubemark (hack/cluster/build.sh kubemark)")
+	minikubelet = filepath.Join(work, "minikubelet")
+	if err := staticBuild(ctx, root, minikubelet, "./cmd/minikubelet"); err != nil {
+		return "", "", err
+	}
+	if !withKubemark {
+		return minikubelet, "", nil
+	}
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "hack", "cluster", "build.sh"), "kubemark")
+	cmd.Stderr = os.Stderr // its progress, and why it failed
+	out, err := cmd.Output()
+	if err != nil {
+		return "", "", fmt.Errorf("hack/cluster/build.sh kubemark: %w", err)
+	}
+	return minikubelet, filepath.Join(strings.TrimSpace(lastLine(string(out))), "kubemark"), nil
+}
+
+// measureAll measures each side in turn — minikubelet, with EventedPLEG, the hollow node — then
+// the RSS floor and each --nodes N run, as cfg asks.
+func (b *bench) measureAll(ctx context.Context, root, minikubelet, kubemark string) (*report, error) {
+	cfg, kubeconfig := b.cfg, b.cluster.BootstrapKubeconfig
+	rep := &report{Date: time.Now().UTC(), Machine: machine(), Config: map[string]any{
 		"idle": cfg.idle.String(), "pods": cfg.pods, "creators": cfg.creators, "kubeAPIQPS": 50, "kubeAPIBurst": 100,
 	}}
-	if rep.Minikubelet, err = b.measure(ctx, minikubeletSide(minikubelet, cluster.BootstrapKubeconfig)); err != nil {
-		return fmt.Errorf("minikubelet: %w", err)
+	var err error
+	if rep.Minikubelet, err = b.measure(ctx, minikubeletSide(minikubelet, kubeconfig)); err != nil {
+		return nil, fmt.Errorf("minikubelet: %w", err)
 	}
 	if cfg.evented {
-		if rep.Evented, err = b.measure(ctx, eventedSide(minikubelet, cluster.BootstrapKubeconfig)); err != nil {
-			return fmt.Errorf("minikubelet EventedPLEG: %w", err)
+		if rep.Evented, err = b.measure(ctx, eventedSide(minikubelet, kubeconfig)); err != nil {
+			return nil, fmt.Errorf("minikubelet EventedPLEG: %w", err)
 		}
 	}
 	if cfg.kubemark {
-		if rep.HollowNode, err = b.measure(ctx, hollowSide(kubemark, cluster.BootstrapKubeconfig)); err != nil {
-			return fmt.Errorf("hollow node: %w", err)
+		if rep.HollowNode, err = b.measure(ctx, hollowSide(kubemark, kubeconfig)); err != nil {
+			return nil, fmt.Errorf("hollow node: %w", err)
 		}
 	}
 	if cfg.floor {
 		if rep.RSSFloor, err = b.rssFloor(ctx, root); err != nil {
-			return fmt.Errorf("RSS floor: %w", err)
+			return nil, fmt.Errorf("RSS floor: %w", err)
 		}
 	}
 	for _, n := range cfg.nodes {
 		r, err := b.manyNodes(ctx, minikubelet, n)
 		if err != nil {
-			return fmt.Errorf("minikubelet --nodes %d: %w", n, err)
+			return nil, fmt.Errorf("minikubelet --nodes %d: %w", n, err)
 		}
 		rep.ManyNodes = append(rep.ManyNodes, r)
 	}
-
-	printTable(os.Stdout, &rep)
-	out := cfg.out
-	if !filepath.IsAbs(out) {
-		out = filepath.Join(root, out)
-	}
-	return writeJSON(out, &rep)
+	return rep, nil
 }
 
 // writeJSON writes bench-<time>.json and latest.json, each atomically.

@@ -70,30 +70,8 @@ func (b *bench) manyNodes(ctx context.Context, bin string, n int) (manyResult, e
 	if err != nil {
 		return manyResult{}, err
 	}
-	deadline := time.Now().Add(15 * time.Minute)
-	for {
-		ready, _, err := b.countReady(ctx, prefix)
-		if err != nil {
-			return manyResult{}, err
-		}
-		hollowsReady, _, err := b.countReady(ctx, besidePrefix)
-		if err != nil {
-			return manyResult{}, err
-		}
-		if ready == n && hollowsReady == len(hollows) {
-			break
-		}
-		if p.exited() || time.Now().After(deadline) {
-			return manyResult{}, fmt.Errorf("%d of %d nodes and %d of %d hollow nodes beside Ready; the log ends with:\n%s", ready, n, hollowsReady, len(hollows), p.logTail())
-		}
-		for _, h := range hollows {
-			if h.exited() {
-				return manyResult{}, fmt.Errorf("%d of %d hollow nodes beside Ready; %s's log ends with:\n%s", hollowsReady, len(hollows), h.log, h.logTail())
-			}
-		}
-		if err := sleep(ctx, time.Second); err != nil {
-			return manyResult{}, err
-		}
+	if err := b.waitAllReady(ctx, p, prefix, n, besidePrefix, hollows); err != nil {
+		return manyResult{}, err
 	}
 	r := manyResult{Nodes: n, StartToAllReadyMS: ms(time.Since(p.started))}
 	if r.Memory, err = p.memoryAfter(ctx, 10*time.Second); err != nil {
@@ -101,58 +79,107 @@ func (b *bench) manyNodes(ctx context.Context, bin string, n int) (manyResult, e
 	}
 	r.RSSPerNodeMB = r.Memory.mb() / float64(n)
 
-	say("minikubelet --nodes %d: idle for %s (CPU, API requests, NotReady nodes, Lease ages)", n, b.cfg.manyIdle)
-	cpu0, err := p.cpuSeconds()
+	from, to, err := b.idleMany(ctx, p, prefix, &r)
 	if err != nil {
 		return r, err
 	}
-	from := time.Now()
+	r.StartLogRegistrationsPerSecond = lastStartRate(p.log)
+	if len(hollows) > 0 {
+		if r.Beside, err = b.idleBeside(ctx, hollows, besidePrefix, from, to); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// waitAllReady returns once the n nodes prefix* of p and the hollow nodes besidePrefix* are all
+// Ready; it fails when a process exits or after 15 minutes.
+func (b *bench) waitAllReady(ctx context.Context, p *process, prefix string, n int, besidePrefix string, hollows []*process) error {
+	deadline := time.Now().Add(15 * time.Minute)
+	for {
+		ready, _, err := b.countReady(ctx, prefix)
+		if err != nil {
+			return err
+		}
+		hollowsReady, _, err := b.countReady(ctx, besidePrefix)
+		if err != nil {
+			return err
+		}
+		if ready == n && hollowsReady == len(hollows) {
+			return nil
+		}
+		if p.exited() || time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d nodes and %d of %d hollow nodes beside Ready; the log ends with:\n%s", ready, n, hollowsReady, len(hollows), p.logTail())
+		}
+		for _, h := range hollows {
+			if h.exited() {
+				return fmt.Errorf("%d of %d hollow nodes beside Ready; %s's log ends with:\n%s", hollowsReady, len(hollows), h.log, h.logTail())
+			}
+		}
+		if err := sleep(ctx, time.Second); err != nil {
+			return err
+		}
+	}
+}
+
+// idleMany lets p's r.Nodes nodes prefix* idle for cfg.manyIdle, checking Ready and the Leases
+// every 5 s, and records the idle numbers in r. It returns the idle window.
+func (b *bench) idleMany(ctx context.Context, p *process, prefix string, r *manyResult) (from, to time.Time, err error) {
+	say("minikubelet --nodes %d: idle for %s (CPU, API requests, NotReady nodes, Lease ages)", r.Nodes, b.cfg.manyIdle)
+	cpu0, err := p.cpuSeconds()
+	if err != nil {
+		return from, to, err
+	}
+	from = time.Now()
 	notReady := map[string]bool{}
 	for time.Since(from) < b.cfg.manyIdle {
 		if err := sleep(ctx, 5*time.Second); err != nil {
-			return r, err
+			return from, to, err
 		}
 		_, bad, err := b.countReady(ctx, prefix)
 		if err != nil {
-			return r, err
+			return from, to, err
 		}
 		for _, name := range bad {
 			notReady[name] = true
 		}
 		age, err := b.oldestLease(ctx, prefix)
 		if err != nil {
-			return r, err
+			return from, to, err
 		}
 		r.MaxLeaseAgeDuringIdleSeconds = max(r.MaxLeaseAgeDuringIdleSeconds, age.Seconds())
 	}
-	to := time.Now()
+	to = time.Now()
 	cpu1, err := p.cpuSeconds()
 	if err != nil {
-		return r, err
+		return from, to, err
 	}
 	minutes := to.Sub(from).Minutes()
 	r.IdleSeconds = to.Sub(from).Seconds()
 	r.IdleCPUSecondsPerMinute = (cpu1 - cpu0) / minutes
 	r.NotReadyDuringIdle = len(notReady)
 	if r.IdleRequests, err = b.audit.countPrefix(ctx, "system:node:"+prefix, from, to); err != nil {
-		return r, err
+		return from, to, err
 	}
-	r.IdleRequestsPerNodePerMinute = float64(total(r.IdleRequests)) / float64(n) / minutes
-	r.StartLogRegistrationsPerSecond = lastStartRate(p.log)
-	if len(hollows) > 0 {
-		for _, h := range hollows {
-			if h.exited() {
-				return r, fmt.Errorf("a hollow node beside exited during the idle window:\n%s", h.logTail())
-			}
+	r.IdleRequestsPerNodePerMinute = float64(total(r.IdleRequests)) / float64(r.Nodes) / minutes
+	return from, to, nil
+}
+
+// idleBeside counts the API requests of the hollow nodes besidePrefix* over the idle window
+// [from, to], per node and minute.
+func (b *bench) idleBeside(ctx context.Context, hollows []*process, besidePrefix string, from, to time.Time) (*besideResult, error) {
+	for _, h := range hollows {
+		if h.exited() {
+			return nil, fmt.Errorf("a hollow node beside exited during the idle window:\n%s", h.logTail())
 		}
-		beside := &besideResult{Nodes: len(hollows)}
-		if beside.IdleRequests, err = b.audit.countPrefix(ctx, "system:node:"+besidePrefix, from, to); err != nil {
-			return r, err
-		}
-		beside.IdleRequestsPerNodePerMinute = float64(total(beside.IdleRequests)) / float64(len(hollows)) / minutes
-		r.Beside = beside
 	}
-	return r, nil
+	beside := &besideResult{Nodes: len(hollows)}
+	var err error
+	if beside.IdleRequests, err = b.audit.countPrefix(ctx, "system:node:"+besidePrefix, from, to); err != nil {
+		return nil, err
+	}
+	beside.IdleRequestsPerNodePerMinute = float64(total(beside.IdleRequests)) / float64(len(hollows)) / to.Sub(from).Minutes()
+	return beside, nil
 }
 
 // startBeside starts cfg.beside hollow nodes named prefix1, prefix2, …; on an error it returns

@@ -96,65 +96,82 @@ func (b *bench) measure(ctx context.Context, s side) (*sideResult, error) {
 	if r.Idle, err = p.memoryAfter(ctx, 10*time.Second); err != nil {
 		return nil, err
 	}
+	if err := b.measureIdle(ctx, s, p, dir, port, r); err != nil {
+		return nil, err
+	}
+	if err := b.measurePods(ctx, s, p, dir, r); err != nil {
+		return nil, err
+	}
+	if p.exited() {
+		return nil, fmt.Errorf("%s exited during the run:\n%s", s.label, p.logTail())
+	}
+	return r, nil
+}
 
+// measureIdle lets the kubelet p idle for cfg.idle and records its CPU, its API requests and
+// (minikubelet) its PLEG relists per minute in r.
+func (b *bench) measureIdle(ctx context.Context, s side, p *process, dir string, port int, r *sideResult) error {
 	say("%s: idle for %s (CPU, API requests)", s.label, b.cfg.idle)
 	cpu0, err := p.cpuSeconds()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var relists0 float64
 	if s.minikubelet {
 		if relists0, err = relistCount(ctx, b.cluster.RestConfig, dir, port); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	from := time.Now()
 	if err := sleep(ctx, b.cfg.idle); err != nil {
-		return nil, err
+		return err
 	}
 	to := time.Now()
 	cpu1, err := p.cpuSeconds()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	minutes := to.Sub(from).Minutes()
 	r.IdleCPUSecondsPerMinute = (cpu1 - cpu0) / minutes
 	if s.minikubelet {
 		relists1, err := relistCount(ctx, b.cluster.RestConfig, dir, port)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.RelistsPerIdleMinute = (relists1 - relists0) / minutes
 	}
 	if r.IdleRequests, err = b.audit.count(ctx, "system:node:"+s.node, from, to); err != nil {
-		return nil, err
+		return err
 	}
 	r.IdleRequestsPerMinute = float64(total(r.IdleRequests)) / minutes
+	return nil
+}
 
+// measurePods runs the pod burst on the kubelet p and records the startup numbers, its memory
+// with the pods, its API requests per pod and (minikubelet) kill → API in r.
+func (b *bench) measurePods(ctx context.Context, s side, p *process, dir string, r *sideResult) error {
 	say("%s: %d pods bound at once by %d creators", s.label, b.cfg.pods, b.cfg.creators)
 	var podsFrom, podsTo time.Time
+	var err error
 	if r.Pods, podsFrom, podsTo, err = b.podBurst(ctx, s.node, func() error {
 		r.WithPods, err = p.readMemory()
 		return err
 	}); err != nil {
-		return nil, fmt.Errorf("%w\nthe kubelet's log ends with:\n%s", err, p.logTail())
+		return fmt.Errorf("%w\nthe kubelet's log ends with:\n%s", err, p.logTail())
 	}
 	if r.PodRequests, err = b.audit.count(ctx, "system:node:"+s.node, podsFrom, podsTo); err != nil {
-		return nil, err
+		return err
 	}
 	r.RequestsPerPod = float64(total(r.PodRequests)) / float64(b.cfg.pods)
 	if s.minikubelet {
 		say("%s: a container killed behind its back", s.label)
 		d, err := b.killToAPI(ctx, s.node, dir)
 		if err != nil {
-			return nil, fmt.Errorf("%w\nthe kubelet's log ends with:\n%s", err, p.logTail())
+			return fmt.Errorf("%w\nthe kubelet's log ends with:\n%s", err, p.logTail())
 		}
 		r.KillToAPIMS = ms(d)
 	}
-	if p.exited() {
-		return nil, fmt.Errorf("%s exited during the run:\n%s", s.label, p.logTail())
-	}
-	return r, nil
+	return nil
 }
 
 // warmUp runs s until its node is Ready, then stops it and removes the node.
@@ -239,93 +256,22 @@ func (b *bench) podBurst(ctx context.Context, node string, withPods func() error
 		return podStartup{}, time.Time{}, time.Time{}, err
 	}
 	defer w.Stop()
-
-	var mu sync.Mutex
-	created, ready := map[string]time.Time{}, map[string]time.Time{}
-	gone := 0
-	changed := make(chan struct{}, 1)
-	go func() {
-		for e := range w.ResultChan() {
-			pod, ok := e.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			now := time.Now()
-			mu.Lock()
-			if _, seen := ready[pod.Name]; !seen && e.Type != watch.Deleted && podReady(pod) {
-				ready[pod.Name] = now
-			}
-			if e.Type == watch.Deleted {
-				gone++
-			}
-			mu.Unlock()
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	waitFor := func(what string, cond func() bool) error {
-		deadline := time.After(5 * time.Minute)
-		for {
-			mu.Lock()
-			ok := cond()
-			mu.Unlock()
-			if ok {
-				return nil
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-deadline:
-				return fmt.Errorf("%s: not done after 5m", what)
-			case <-changed:
-			case <-time.After(time.Second):
-			}
-		}
-	}
+	t := newPodTracker()
+	go t.follow(w)
 
 	names := make([]string, b.cfg.pods)
 	for i := range names {
 		names[i] = fmt.Sprintf("pod-%03d", i)
 	}
 	first := time.Now()
-	if err := parallel(b.cfg.creators, names, func(name string) error {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-			Spec: corev1.PodSpec{
-				NodeName:   node,
-				Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
-			},
-		}
-		mu.Lock()
-		created[name] = time.Now()
-		mu.Unlock()
-		_, err := client.Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-		return err
-	}); err != nil {
+	if err := b.createPods(ctx, ns, node, names, t); err != nil {
 		return podStartup{}, time.Time{}, time.Time{}, err
 	}
-	if err := waitFor("all pods Running and Ready", func() bool { return len(ready) == len(names) }); err != nil {
-		mu.Lock()
-		n := len(ready)
-		mu.Unlock()
-		return podStartup{}, time.Time{}, time.Time{}, fmt.Errorf("%w (%d of %d)", err, n, len(names))
+	if err := t.waitFor(ctx, "all pods Running and Ready", func(ready, _ int) bool { return ready == len(names) }); err != nil {
+		ready, _ := t.counts()
+		return podStartup{}, time.Time{}, time.Time{}, fmt.Errorf("%w (%d of %d)", err, ready, len(names))
 	}
-	st := podStartup{N: len(names)}
-	mu.Lock()
-	last := first
-	for _, name := range names {
-		st.LatenciesMS = append(st.LatenciesMS, ms(ready[name].Sub(created[name])))
-		if ready[name].After(last) {
-			last = ready[name]
-		}
-	}
-	mu.Unlock()
-	st.WallMS = ms(last.Sub(first))
-	slices.Sort(st.LatenciesMS)
-	st.P50MS, st.P90MS, st.P99MS = percentile(st.LatenciesMS, 0.50), percentile(st.LatenciesMS, 0.90), percentile(st.LatenciesMS, 0.99)
-	st.MaxMS = st.LatenciesMS[len(st.LatenciesMS)-1]
+	st := t.startup(names, first)
 
 	if err := sleep(ctx, 2*time.Second); err != nil { // let the last status writes settle
 		return st, first, first, err
@@ -341,15 +287,115 @@ func (b *bench) podBurst(ctx context.Context, node string, withPods func() error
 	}); err != nil {
 		return st, first, first, err
 	}
-	if err := waitFor("all pods gone", func() bool { return gone == len(names) }); err != nil {
-		mu.Lock()
-		n := gone
-		mu.Unlock()
-		return st, first, first, fmt.Errorf("%w (%d of %d gone)", err, n, len(names))
+	if err := t.waitFor(ctx, "all pods gone", func(_, gone int) bool { return gone == len(names) }); err != nil {
+		_, gone := t.counts()
+		return st, first, first, fmt.Errorf("%w (%d of %d gone)", err, gone, len(names))
 	}
 	allGone := time.Now()
 	st.DeleteWallMS = ms(allGone.Sub(delFrom))
 	return st, first, allGone, nil
+}
+
+// createPods creates the pods names in ns, bound to node, with cfg.creators creators, and records
+// when each create was sent.
+func (b *bench) createPods(ctx context.Context, ns, node string, names []string, t *podTracker) error {
+	return parallel(b.cfg.creators, names, func(name string) error {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: corev1.PodSpec{
+				NodeName:   node,
+				Containers: []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+			},
+		}
+		t.mu.Lock()
+		t.created[name] = time.Now()
+		t.mu.Unlock()
+		_, err := b.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// podTracker is what a pod burst's watch has seen: when each pod was created (by us) and first
+// seen Running and Ready, and how many are gone.
+type podTracker struct {
+	mu      sync.Mutex
+	created map[string]time.Time
+	ready   map[string]time.Time
+	gone    int
+	changed chan struct{} // a token after each event, for waitFor
+}
+
+func newPodTracker() *podTracker {
+	return &podTracker{created: map[string]time.Time{}, ready: map[string]time.Time{}, changed: make(chan struct{}, 1)}
+}
+
+// follow records the events of w until it ends.
+func (t *podTracker) follow(w watch.Interface) {
+	for e := range w.ResultChan() {
+		pod, ok := e.Object.(*corev1.Pod)
+		if !ok {
+			continue
+		}
+		now := time.Now()
+		t.mu.Lock()
+		if _, seen := t.ready[pod.Name]; !seen && e.Type != watch.Deleted && podReady(pod) {
+			t.ready[pod.Name] = now
+		}
+		if e.Type == watch.Deleted {
+			t.gone++
+		}
+		t.mu.Unlock()
+		select {
+		case t.changed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitFor returns once done holds for the counts of Ready and gone pods, or fails after 5
+// minutes.
+func (t *podTracker) waitFor(ctx context.Context, what string, done func(ready, gone int) bool) error {
+	deadline := time.After(5 * time.Minute)
+	for {
+		if done(t.counts()) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline:
+			return fmt.Errorf("%s: not done after 5m", what)
+		case <-t.changed:
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// counts is how many pods were seen Ready and how many are gone.
+func (t *podTracker) counts() (ready, gone int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.ready), t.gone
+}
+
+// startup is the created → Ready latencies of names, their percentiles, and the wall time from
+// first (the first create) to the last Ready.
+func (t *podTracker) startup(names []string, first time.Time) podStartup {
+	st := podStartup{N: len(names)}
+	t.mu.Lock()
+	last := first
+	for _, name := range names {
+		st.LatenciesMS = append(st.LatenciesMS, ms(t.ready[name].Sub(t.created[name])))
+		if t.ready[name].After(last) {
+			last = t.ready[name]
+		}
+	}
+	t.mu.Unlock()
+	st.WallMS = ms(last.Sub(first))
+	slices.Sort(st.LatenciesMS)
+	st.P50MS, st.P90MS, st.P99MS = percentile(st.LatenciesMS, 0.50), percentile(st.LatenciesMS, 0.90), percentile(st.LatenciesMS, 0.99)
+	st.MaxMS = st.LatenciesMS[len(st.LatenciesMS)-1]
+	return st
 }
 
 // parallel runs do for every item with n workers and returns the first error.
