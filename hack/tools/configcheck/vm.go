@@ -93,111 +93,157 @@ var (
 )
 
 // checkVM checks a Lima vm.yaml against our rules; want holds the versions the repo pins. It
-// returns every problem found, not just the first.
+// returns every problem found, not just the first: of the images, the size, the mounts, the
+// provision scripts, the probes and the version pins, in that order.
 func checkVM(data []byte, want pins) (vmResult, []error) {
+	cfg, err := decodeLima(data)
+	if err != nil {
+		return vmResult{}, []error{err}
+	}
+	var p problems
+	if cfg.MinimumLimaVersion == "" {
+		p.add("minimumLimaVersion is not set: say which Lima can read this file")
+	}
+	p.checkImages(cfg.Images)
+	p.checkSize(cfg)
+	p.checkMounts(cfg.Mounts)
+	scripts, provisionText := p.checkProvision(cfg.Provision)
+	scripts = append(scripts, p.checkProbes(cfg.Probes)...)
+	got := p.checkPins(provisionText, want)
+	for _, m := range floating.FindAllString(string(data), -1) {
+		p.add("%q: a version that moves; pin an exact one", m)
+	}
+	if len(p) > 0 {
+		return vmResult{}, p
+	}
+	return vmResult{
+		summary: fmt.Sprintf("images for %s; %d provision script(s), %d probe(s); go %s, kind %s, kubectl %s, dlv %s",
+			strings.Join(hostArches, " and "), len(cfg.Provision), len(cfg.Probes), got.Go, got.Kind, got.Kubectl, got.Delve),
+		scripts: scripts,
+	}, nil
+}
+
+// decodeLima decodes the one YAML document of a Lima file, strictly (known fields only).
+func decodeLima(data []byte) (limaConfig, error) {
 	var cfg limaConfig
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil {
-		return vmResult{}, []error{fmt.Errorf("not a Lima config we know: %w", err)}
+		return cfg, fmt.Errorf("not a Lima config we know: %w", err)
 	}
 	var extra limaConfig
 	if err := dec.Decode(&extra); err == nil {
-		return vmResult{}, []error{errors.New("more than one YAML document: Lima reads one")}
+		return cfg, errors.New("more than one YAML document: Lima reads one")
 	}
+	return cfg, nil
+}
 
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+// problems collects what checkVM finds, in order.
+type problems []error
 
-	if cfg.MinimumLimaVersion == "" {
-		bad("minimumLimaVersion is not set: say which Lima can read this file")
-	}
+func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Errorf(format, args...)) }
 
-	// Images: one for each host architecture, fetched over HTTPS.
+// checkImages: one image for each host architecture, fetched over HTTPS.
+func (p *problems) checkImages(images []limaImage) {
 	arches := map[string]bool{}
-	for i, img := range cfg.Images {
+	for i, img := range images {
 		if !slices.Contains(limaArches, img.Arch) {
-			bad("images[%d]: arch %q is not one of Lima's %v", i, img.Arch, limaArches)
+			p.add("images[%d]: arch %q is not one of Lima's %v", i, img.Arch, limaArches)
 		}
 		if !strings.HasPrefix(img.Location, "https://") {
-			bad("images[%d]: location %q is not an https URL", i, img.Location)
+			p.add("images[%d]: location %q is not an https URL", i, img.Location)
 		}
 		arches[img.Arch] = true
 	}
 	for _, a := range hostArches {
 		if !arches[a] {
-			bad("images: no image for arch %s; the VM must start on both x86_64 and aarch64 hosts", a)
+			p.add("images: no image for arch %s; the VM must start on both x86_64 and aarch64 hosts", a)
 		}
 	}
+}
 
-	// Size: enough for a kind node and builds.
+// checkSize: enough CPUs and memory for a kind node and builds.
+func (p *problems) checkSize(cfg limaConfig) {
 	if cfg.CPUs < 2 {
-		bad("cpus: %d; a kind node and go builds need at least 2", cfg.CPUs)
+		p.add("cpus: %d; a kind node and go builds need at least 2", cfg.CPUs)
 	}
 	if m := gibibytes.FindStringSubmatch(cfg.Memory); m == nil {
-		bad("memory: %q; write it in GiB, e.g. \"8GiB\"", cfg.Memory)
+		p.add("memory: %q; write it in GiB, e.g. \"8GiB\"", cfg.Memory)
 	} else if gib, _ := strconv.ParseFloat(m[1], 64); gib < 4 {
-		bad("memory: %s; a kind node and go builds need at least 4GiB", cfg.Memory)
+		p.add("memory: %s; a kind node and go builds need at least 4GiB", cfg.Memory)
 	}
+}
 
-	// The repo is built and its _output written inside the VM: a writable mount must hold it.
-	writable := false
-	for _, m := range cfg.Mounts {
+// checkMounts: the repo is built and its _output written inside the VM, so a writable mount must
+// hold it.
+func (p *problems) checkMounts(mounts []limaMount) {
+	for _, m := range mounts {
 		if m.Writable != nil && *m.Writable && (m.Location == "~" || strings.HasPrefix(m.Location, "/")) {
-			writable = true
+			return
 		}
 	}
-	if !writable {
-		bad("mounts: none is writable; mount \"~\" (or the repo's path) with writable: true")
-	}
+	p.add("mounts: none is writable; mount \"~\" (or the repo's path) with writable: true")
+}
 
-	// Scripts: the shape Lima's templates use, so that a failing command stops provisioning.
+// checkProvision checks the provision scripts — the shape Lima's templates use, so that a failing
+// command stops provisioning; the architecture taken from `uname -m` — and returns them, and
+// their text joined.
+func (p *problems) checkProvision(provision []limaProvision) ([]namedScript, string) {
 	var scripts []namedScript
-	var provisionText strings.Builder
-	for i, p := range cfg.Provision {
-		if p.Mode != "system" && p.Mode != "user" {
-			bad("provision[%d]: mode %q; this file uses only system and user scripts", i, p.Mode)
+	var text strings.Builder
+	for i, pr := range provision {
+		if pr.Mode != "system" && pr.Mode != "user" {
+			p.add("provision[%d]: mode %q; this file uses only system and user scripts", i, pr.Mode)
 		}
-		if err := checkScriptHead(p.Script); err != nil {
-			bad("provision[%d]: %v", i, err)
+		if err := checkScriptHead(pr.Script); err != nil {
+			p.add("provision[%d]: %v", i, err)
 		}
-		scripts = append(scripts, namedScript{fmt.Sprintf("provision-%d-%s.sh", i, p.Mode), p.Script})
-		provisionText.WriteString(p.Script)
+		scripts = append(scripts, namedScript{fmt.Sprintf("provision-%d-%s.sh", i, pr.Mode), pr.Script})
+		text.WriteString(pr.Script)
 	}
-	if len(cfg.Provision) == 0 {
-		bad("provision: no scripts; the VM would have no tools")
+	if len(provision) == 0 {
+		p.add("provision: no scripts; the VM would have no tools")
 	}
-	if !strings.Contains(provisionText.String(), "uname -m") {
-		bad("provision: no script asks `uname -m`; choose each download's architecture from it")
+	if !strings.Contains(text.String(), "uname -m") {
+		p.add("provision: no script asks `uname -m`; choose each download's architecture from it")
 	}
-	for _, m := range hardArch.FindAllString(provisionText.String(), -1) {
-		bad("provision: %q names an architecture; use the one derived from `uname -m`", m)
+	for _, m := range hardArch.FindAllString(text.String(), -1) {
+		p.add("provision: %q names an architecture; use the one derived from `uname -m`", m)
 	}
+	return scripts, text.String()
+}
 
-	// Probes: one waits for kind and tells the user where to look when it fails.
+// checkProbes checks the probes — one waits for kind and tells the user where to look when it
+// fails — and returns their scripts.
+func (p *problems) checkProbes(probes []limaProbe) []namedScript {
+	var scripts []namedScript
 	kindProbe := false
-	for i, p := range cfg.Probes {
-		if p.Mode != "" && p.Mode != "readiness" {
-			bad("probes[%d]: mode %q; Lima supports only readiness probes", i, p.Mode)
+	for i, pr := range probes {
+		if pr.Mode != "" && pr.Mode != "readiness" {
+			p.add("probes[%d]: mode %q; Lima supports only readiness probes", i, pr.Mode)
 		}
-		if err := checkScriptHead(p.Script); err != nil {
-			bad("probes[%d]: %v", i, err)
+		if err := checkScriptHead(pr.Script); err != nil {
+			p.add("probes[%d]: %v", i, err)
 		}
-		if strings.TrimSpace(p.Hint) == "" {
-			bad("probes[%d]: no hint; say what to do when it fails", i)
+		if strings.TrimSpace(pr.Hint) == "" {
+			p.add("probes[%d]: no hint; say what to do when it fails", i)
 		}
-		if strings.Contains(p.Script, "kind version") {
+		if strings.Contains(pr.Script, "kind version") {
 			kindProbe = true
 		}
-		scripts = append(scripts, namedScript{fmt.Sprintf("probe-%d.sh", i), p.Script})
+		scripts = append(scripts, namedScript{fmt.Sprintf("probe-%d.sh", i), pr.Script})
 	}
 	if !kindProbe {
-		bad("probes: none runs `kind version`")
+		p.add("probes: none runs `kind version`")
 	}
+	return scripts
+}
 
-	// Versions: pinned exactly, each with its reason, and the same as the repo's.
-	got, pinErrs := findPins(provisionText.String())
-	errs = append(errs, pinErrs...)
+// checkPins: versions pinned exactly in the provision scripts, each with its reason, and the
+// same as the repo's. It returns the pins found.
+func (p *problems) checkPins(provisionText string, want pins) pins {
+	got, pinErrs := findPins(provisionText)
+	*p = append(*p, pinErrs...)
 	for _, c := range []struct{ name, got, want string }{
 		{"GO_VERSION", got.Go, want.Go},
 		{"KIND_VERSION", got.Kind, want.Kind},
@@ -206,23 +252,12 @@ func checkVM(data []byte, want pins) (vmResult, []error) {
 	} {
 		switch {
 		case c.got == "":
-			bad("provision: no %s=<version> line; pin it", c.name)
+			p.add("provision: no %s=<version> line; pin it", c.name)
 		case c.want != "" && strings.TrimPrefix(c.got, "v") != strings.TrimPrefix(c.want, "v"):
-			bad("provision: %s=%s, but the repo pins %s", c.name, c.got, c.want)
+			p.add("provision: %s=%s, but the repo pins %s", c.name, c.got, c.want)
 		}
 	}
-	for _, m := range floating.FindAllString(string(data), -1) {
-		bad("%q: a version that moves; pin an exact one", m)
-	}
-
-	if len(errs) > 0 {
-		return vmResult{}, errs
-	}
-	return vmResult{
-		summary: fmt.Sprintf("images for %s; %d provision script(s), %d probe(s); go %s, kind %s, kubectl %s, dlv %s",
-			strings.Join(hostArches, " and "), len(cfg.Provision), len(cfg.Probes), got.Go, got.Kind, got.Kubectl, got.Delve),
-		scripts: scripts,
-	}, nil
+	return got
 }
 
 // checkScriptHead requires "#!/bin/bash" and then "set -eux…" as a script's first two lines:
