@@ -1,10 +1,13 @@
 package kuberuntime
 
 import (
+	"context"
 	"reflect"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
@@ -97,6 +100,50 @@ func TestComputePodActionsRestartRules(t *testing.T) {
 			got := computePodActions(tc.pod, tc.status, tc.probes)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("computePodActions =\n  %+v\nwant\n  %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// End to end on the fake runtime: under the pod's restartPolicy Never, a container whose exit code
+// matches its Restart rule is started again (restartCount 1); one whose exit code does not match
+// stays dead and, nothing being left to run, the pod's sandbox is stopped (KEP-5307, as upstream
+// computePodActions does with ContainerRestartRules on).
+func TestSyncPodRestartRules(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		exitCode    string
+		wantRestart bool
+	}{
+		{"exit 42 matches the rule: restarted", "42", true},
+		{"exit 1 does not: the pod stops", "1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, ctx, _ := newFakeRuntime(t)
+			pod := withPolicy(podWithCommand(corev1.RestartPolicyNever, "sh", "-c", "exit "+tc.exitCode), "app",
+				corev1.ContainerRestartPolicyNever, restartOnExit(42))
+			if err := m.SyncPod(ctx, pod, podStatus(t, ctx, m, pod)).Err(); err != nil {
+				t.Fatal(err)
+			}
+			var st *kubecontainer.PodStatus
+			err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+				st = podStatus(t, ctx, m, pod)
+				c := st.FindContainer("app")
+				return c != nil && c.State == runtimeapi.ContainerState_CONTAINER_EXITED, nil
+			})
+			if err != nil {
+				t.Fatalf("container never exited: %+v", st.FindContainer("app"))
+			}
+			if err := m.SyncPod(ctx, pod, st).Err(); err != nil {
+				t.Fatal(err)
+			}
+			st = podStatus(t, ctx, m, pod)
+			c := st.FindContainer("app")
+			restarted := c.RestartCount == 1
+			sandboxReady := st.Sandboxes[0].GetState() == runtimeapi.PodSandboxState_SANDBOX_READY
+			if restarted != tc.wantRestart || sandboxReady != tc.wantRestart {
+				t.Errorf("after the exit: restartCount %d, sandbox %s; want restarted=%v with the sandbox ready only then",
+					c.RestartCount, st.Sandboxes[0].GetState(), tc.wantRestart)
 			}
 		})
 	}
