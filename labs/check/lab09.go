@@ -254,7 +254,7 @@ func initInOrder(ref string, pod *corev1.Pod, nodeName string) result {
 		if t.StartedAt.Time.Before(prevEnd) {
 			return missing(fmt.Sprintf("init container %s started at %s, before %s ended (%s)", name,
 				t.StartedAt.UTC().Format("15:04:05"), prevName, prevEnd.UTC().Format("15:04:05")),
-				"init containers run one at a time, in spec order: see computeInitContainerActions (pkg/kuberuntime/actions.go)")
+				"init containers run one at a time, in spec order: see computeInitContainerActions (pkg/kuberuntime/init_actions.go)")
 		}
 		steps = append(steps, fmt.Sprintf("%s %s–%s", name, t.StartedAt.UTC().Format("15:04:05"), t.FinishedAt.UTC().Format("15:04:05")))
 		prevEnd, prevName = t.FinishedAt.Time, name
@@ -297,7 +297,7 @@ func initCrashLooping(ref string, pod *corev1.Pod, nodeName string) result {
 	}
 	if app := firstContainer(pod); app != nil && (app.State.Waiting == nil || app.ContainerID != "") {
 		return missing(fmt.Sprintf("the app container of %s has run (state %s) though its init container never succeeded", ref, stateName(app.State)),
-			"regular containers wait for every init container: see computeInitContainerActions (pkg/kuberuntime/actions.go)")
+			"regular containers wait for every init container: see computeInitContainerActions (pkg/kuberuntime/init_actions.go)")
 	}
 	if pod.Status.Phase != corev1.PodPending {
 		return missing("pod "+ref+" is "+string(pod.Status.Phase)+", not Pending", "a pod whose init container will be restarted stays Pending: see podPhase (pkg/kubelet/pod_phase.go)")
@@ -324,7 +324,7 @@ func initFailed(ref string, pod *corev1.Pod, nodeName string) result {
 		return missing("pod "+ref+" is Failed, but not by one exit 1 of its init container", "delete it and create it again: "+lab09ApplyInitFail)
 	}
 	if app := firstContainer(pod); app != nil && app.ContainerID != "" {
-		return missing("the app container of "+ref+" was created, though its init container failed", "see computeInitContainerActions (pkg/kuberuntime/actions.go)")
+		return missing("the app container of "+ref+" was created, though its init container failed", "see computeInitContainerActions (pkg/kuberuntime/init_actions.go)")
 	}
 	return passed("%s: Failed, init container %s exited 1 (%s) and was not restarted; app never started", ref, cs.Name, cs.State.Terminated.Reason)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 // PodRequests is the pod's effective request of each resource: what its containers need at the
@@ -56,7 +58,7 @@ func aggregateContainers(pod *corev1.Pod, of func(*corev1.ResourceRequirements) 
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		moment := corev1.ResourceList{}
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+		if kubecontainer.IsRestartableInitContainer(c) {
 			addResources(reqs, of(&c.Resources)) // it keeps running beside the app
 			addResources(sidecars, of(&c.Resources))
 			addResources(moment, sidecars)

@@ -14,19 +14,47 @@ import (
 // the pod was initialized, a sidecar has not started) or a container has not started; Failed at
 // once when an init container failed and will not be restarted; Running while any container
 // runs; once all regular containers stopped for good: Succeeded if all exited 0, else Failed
-// (sidecars do not count). initialized: a regular container ran in the current sandbox.
+// (sidecars do not count). initialized: a regular container ran in the current sandbox. Whether
+// an exited container runs again is kubecontainer.ContainerShouldRestart, the runtime's own
+// decision (its restart rules, its restartPolicy, the pod's).
 func podPhase(pod *corev1.Pod, st *corev1.PodStatus, initialized bool) corev1.PodPhase {
-	restarts := func(exitCode int32) bool {
-		switch pod.Spec.RestartPolicy {
-		case corev1.RestartPolicyNever:
-			return false
-		case corev1.RestartPolicyOnFailure:
-			return exitCode != 0
+	var n phaseCounts
+	n.countInitContainers(pod, st)
+	n.countContainers(pod, st)
+	switch {
+	case n.initFailedForGood:
+		return corev1.PodFailed
+	case n.pendingInit > 0 || (n.pendingSidecars > 0 && !initialized) || n.waiting > 0:
+		return corev1.PodPending
+	case n.running > 0 && n.unknown == 0:
+		return corev1.PodRunning
+	case n.running == 0 && n.stopped > 0 && n.unknown == 0:
+		if n.stopped != n.stoppedForGood {
+			return corev1.PodRunning // some will be restarted
 		}
-		return true
+		if n.stopped == n.succeeded {
+			return corev1.PodSucceeded
+		}
+		return corev1.PodFailed
 	}
-	pendingInit, pendingSidecars, initFailedForGood := 0, 0, false
-	var unknown, running, waiting, stopped, stoppedForGood, succeeded int
+	return corev1.PodPending
+}
+
+// phaseCounts are getPhase's counters of the pod's containers by state.
+type phaseCounts struct {
+	pendingInit, pendingSidecars int
+	initFailedForGood            bool
+	// unknown: no status; stopped: exited (or between restarts); stoppedForGood: of those, the
+	// ones that will not run again.
+	unknown, running, waiting, stopped, stoppedForGood, succeeded int
+}
+
+// countInitContainers counts the regular init containers (pending, or failed for good) and the
+// sidecars (running, waiting, not yet started; a stopped sidecar does not count).
+func (n *phaseCounts) countInitContainers(pod *corev1.Pod, st *corev1.PodStatus) {
+	failedForGood := func(c *corev1.Container, exit *corev1.ContainerStateTerminated) bool {
+		return exit.ExitCode != 0 && !kubecontainer.ContainerShouldRestart(c, &pod.Spec, exit.ExitCode)
+	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		cs, ok := findStatus(st.InitContainerStatuses, c.Name)
@@ -34,77 +62,62 @@ func podPhase(pod *corev1.Pod, st *corev1.PodStatus, initialized bool) corev1.Po
 		switch {
 		case !ok:
 			if sidecar {
-				unknown++
+				n.unknown++
 			} else {
-				pendingInit++
+				n.pendingInit++
 			}
 		case sidecar && cs.State.Running != nil:
-			running++
+			n.running++
 			if cs.Started == nil || !*cs.Started {
-				pendingSidecars++
+				n.pendingSidecars++
 			}
 		case sidecar && (cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil):
 			// a stopped sidecar does not count for the phase
 		case sidecar:
-			pendingSidecars++
-			waiting++
+			n.pendingSidecars++
+			n.waiting++
 		case cs.State.Running != nil:
-			pendingInit++
+			n.pendingInit++
 		case cs.State.Terminated != nil:
-			if code := cs.State.Terminated.ExitCode; code != 0 && !restarts(code) {
-				initFailedForGood = true
-			}
+			n.initFailedForGood = n.initFailedForGood || failedForGood(c, cs.State.Terminated)
 		case cs.LastTerminationState.Terminated != nil: // waiting to be restarted
-			if code := cs.LastTerminationState.Terminated.ExitCode; code != 0 && !restarts(code) {
-				initFailedForGood = true
-			}
+			n.initFailedForGood = n.initFailedForGood || failedForGood(c, cs.LastTerminationState.Terminated)
 		default:
-			pendingInit++
+			n.pendingInit++
 		}
 	}
+}
+
+// countContainers counts the regular containers: unknown, running, waiting, and the stopped ones
+// with how many of them will not run again and how many exited 0.
+func (n *phaseCounts) countContainers(pod *corev1.Pod, st *corev1.PodStatus) {
 	for i := range pod.Spec.Containers {
-		cs, ok := findStatus(st.ContainerStatuses, pod.Spec.Containers[i].Name)
+		c := &pod.Spec.Containers[i]
+		cs, ok := findStatus(st.ContainerStatuses, c.Name)
 		var exit *corev1.ContainerStateTerminated
 		switch {
 		case !ok:
-			unknown++
+			n.unknown++
 			continue
 		case cs.State.Running != nil:
-			running++
+			n.running++
 			continue
 		case cs.State.Terminated != nil:
 			exit = cs.State.Terminated
 		case cs.LastTerminationState.Terminated != nil: // between restarts: it has run
 			exit = cs.LastTerminationState.Terminated
 		default:
-			waiting++
+			n.waiting++
 			continue
 		}
-		stopped++
-		if !restarts(exit.ExitCode) {
-			stoppedForGood++
+		n.stopped++
+		if !kubecontainer.ContainerShouldRestart(c, &pod.Spec, exit.ExitCode) {
+			n.stoppedForGood++
 		}
 		if exit.ExitCode == 0 {
-			succeeded++
+			n.succeeded++
 		}
 	}
-	switch {
-	case initFailedForGood:
-		return corev1.PodFailed
-	case pendingInit > 0 || (pendingSidecars > 0 && !initialized) || waiting > 0:
-		return corev1.PodPending
-	case running > 0 && unknown == 0:
-		return corev1.PodRunning
-	case running == 0 && stopped > 0 && unknown == 0:
-		if stopped != stoppedForGood {
-			return corev1.PodRunning // some will be restarted
-		}
-		if stopped == succeeded {
-			return corev1.PodSucceeded
-		}
-		return corev1.PodFailed
-	}
-	return corev1.PodPending
 }
 
 // podConditions are the conditions the kubelet owns, in upstream's order: sandbox ready,

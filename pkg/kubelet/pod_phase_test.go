@@ -142,3 +142,50 @@ func TestTerminalStatus(t *testing.T) {
 		t.Errorf("phase = %s, want Succeeded", st.Phase)
 	}
 }
+
+// Upstream getPhase with ContainerRestartRules on (KEP-5307, its v1.36 default): a stopped
+// container counts as "will restart" by its restart rules, its own restartPolicy, then the pod's —
+// the runtime's decision (kubecontainer.ContainerShouldRestart).
+func TestPodPhaseRestartRules(t *testing.T) {
+	restartOn42 := []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestart,
+		ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+	exitedWith := func(name string, code int32) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}}
+	}
+	spec := func(policy corev1.RestartPolicy, own *corev1.ContainerRestartPolicy, rules []corev1.ContainerRestartRule) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: policy,
+			Containers: []corev1.Container{{Name: "app", RestartPolicy: own, RestartPolicyRules: rules}}}}
+	}
+	initSpec := func(policy corev1.RestartPolicy, own *corev1.ContainerRestartPolicy, rules []corev1.ContainerRestartRule) *corev1.Pod {
+		pod := spec(policy, nil, nil)
+		pod.Spec.InitContainers = []corev1.Container{{Name: "init", RestartPolicy: own, RestartPolicyRules: rules}}
+		return pod
+	}
+	never := ptr.To(corev1.ContainerRestartPolicyNever)
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		st   corev1.PodStatus
+		want corev1.PodPhase
+	}{
+		{"pod Never, exit 42 matches a Restart rule: Running (it restarts)", spec(corev1.RestartPolicyNever, never, restartOn42),
+			corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{exitedWith("app", 42)}}, corev1.PodRunning},
+		{"pod Never, exit 1 matches no rule: Failed", spec(corev1.RestartPolicyNever, never, restartOn42),
+			corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{exitedWith("app", 1)}}, corev1.PodFailed},
+		{"container Always under pod Never, exit 0: Running", spec(corev1.RestartPolicyNever, ptr.To(corev1.ContainerRestartPolicyAlways), nil),
+			corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{exitedWith("app", 0)}}, corev1.PodRunning},
+		{"container Never under pod Always, exit 1: Failed", spec(corev1.RestartPolicyAlways, never, nil),
+			corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{exitedWith("app", 1)}}, corev1.PodFailed},
+		{"init container failed under pod Never, a Restart rule matches: Pending", initSpec(corev1.RestartPolicyNever, never, restartOn42),
+			corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{exitedWith("init", 42)}}, corev1.PodPending},
+		{"init container Never under pod Always fails: Failed", initSpec(corev1.RestartPolicyAlways, never, nil),
+			corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{exitedWith("init", 1)}}, corev1.PodFailed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := podPhase(tc.pod, &tc.st, false); got != tc.want {
+				t.Errorf("podPhase = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,7 +1,7 @@
 package kuberuntime
 
 // What SyncPod must do, decided by pure functions (upstream: kuberuntime_manager.go
-// computePodActions, kuberuntime_container.go computeInitContainerActions).
+// computePodActions); the init containers' part is in init_actions.go.
 
 import (
 	"fmt"
@@ -69,41 +69,21 @@ func (noProbes) Liveness(string) (ProbeResult, bool) { return ProbeUnknown, fals
 func (noProbes) Startup(string) (ProbeResult, bool)  { return ProbeUnknown, false }
 
 // computePodActions decides, from the pod's spec, what the runtime has and what the probes found,
-// what to do. It is a pure function; SyncPod carries the result out. Simplified from upstream:
-// no in-place resize, no container restart rules.
+// what to do. It is a pure function; SyncPod carries the result out. Its steps are upstream's:
+// a new sandbox starts everything over; ephemeral containers; init containers; regular
+// containers; what is not in the spec; a pod with nothing left to run is stopped. Whether a
+// container runs again is kubecontainer's decision, with the container restart rules (KEP-5307).
+// Simplified from upstream: no in-place resize, no RestartAllContainers (a matching rule restarts
+// only its own container).
 func computePodActions(pod *corev1.Pod, status *kubecontainer.PodStatus, probes ProbeResults) PodActions {
-	actions := PodActions{ContainersToKill: map[string]KillReason{}}
+	// 1. A new sandbox (none yet, or it died or changed): kill everything and start over.
 	createSandbox, attempt, sandboxID := sandboxChanged(pod, status)
 	if createSandbox {
-		actions.KillPod = true
-		// A pod that must not restart and has run before stays dead: no new sandbox.
-		if pod.Spec.RestartPolicy == corev1.RestartPolicyNever && attempt != 0 && len(status.Containers) != 0 {
-			return actions
-		}
-		var toStart []int
-		for i := range pod.Spec.Containers {
-			c := &pod.Spec.Containers[i]
-			if pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && succeeded(status.FindContainer(c.Name)) {
-				continue
-			}
-			toStart = append(toStart, i)
-		}
-		// Initialized once and nothing left to run: the pod is done, no sandbox for it.
-		if len(toStart) == 0 && anyRegularContainerCreated(pod, status) {
-			return actions
-		}
-		actions.CreateSandbox, actions.Attempt = true, attempt
-		// A new sandbox starts from the beginning: the first init container, alone.
-		if len(pod.Spec.InitContainers) > 0 {
-			actions.InitContainersToStart = []int{0}
-			return actions
-		}
-		actions.ContainersToStart = toStart
-		return actions
+		return newSandboxActions(pod, status, attempt)
 	}
-	actions.SandboxID, actions.Attempt = sandboxID, attempt
+	actions := PodActions{ContainersToKill: map[string]KillReason{}, SandboxID: sandboxID, Attempt: attempt}
 
-	// Ephemeral containers (kubectl debug) start in a running sandbox, even before the pod is
+	// 2. Ephemeral containers (kubectl debug) start in a running sandbox, even before the pod is
 	// initialized — a debugger for a failing init container — and never again once they ran.
 	for i := range pod.Spec.EphemeralContainers {
 		if status.FindContainer(pod.Spec.EphemeralContainers[i].Name) == nil {
@@ -111,25 +91,74 @@ func computePodActions(pod *corev1.Pod, status *kubecontainer.PodStatus, probes 
 		}
 	}
 
+	// 3. Init containers: the next one to run, sidecars to keep running.
 	initialized := computeInitContainerActions(pod, status, probes, &actions)
 	if actions.KillPod || !initialized {
 		return actions // initialization failed for good, or is still going on
 	}
 
-	inSpec := map[string]bool{}
-	for i := range pod.Spec.InitContainers {
-		inSpec[pod.Spec.InitContainers[i].Name] = true
+	// 4. Regular containers: start what should run, kill what must go.
+	keep := computeContainerActions(pod, status, probes, &actions)
+
+	// 5. Running containers the spec no longer names.
+	killContainersNotInSpec(pod, status, &actions)
+
+	// 6. Nothing runs and nothing will: stop the sandbox too (the pod is done, or being deleted).
+	// Sidecars and ephemeral containers do not keep a finished pod alive: they are stopped with it.
+	if keep == 0 && len(actions.ContainersToStart) == 0 {
+		actions.KillPod = true
+		actions.InitContainersToStart, actions.EphemeralContainersToStart = nil, nil
 	}
-	for i := range pod.Spec.EphemeralContainers {
-		inSpec[pod.Spec.EphemeralContainers[i].Name] = true
+	return actions
+}
+
+// newSandboxActions is computePodActions' first step when the pod needs a new sandbox: kill what
+// is left, and create the sandbox unless the pod is done; in it, the first init container, or
+// else the containers that should run (upstream: the createPodSandbox block).
+func newSandboxActions(pod *corev1.Pod, status *kubecontainer.PodStatus, attempt uint32) PodActions {
+	actions := PodActions{KillPod: true, ContainersToKill: map[string]KillReason{}}
+	// A pod that must not restart and has run before stays dead: no new sandbox. Upstream reads
+	// only the pod's restartPolicy here, not the containers' own.
+	if pod.Spec.RestartPolicy == corev1.RestartPolicyNever && attempt != 0 && len(status.Containers) != 0 {
+		return actions
 	}
+	// The containers to start, less those that succeeded and run once (restartPolicy OnFailure,
+	// the container's own or else the pod's).
+	var toStart []int
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if kubecontainer.RunsOnce(c, &pod.Spec) && succeeded(status.FindContainer(c.Name)) {
+			continue
+		}
+		toStart = append(toStart, i)
+	}
+	// Initialized once and nothing left to run: the pod is done, no sandbox for it.
+	if len(toStart) == 0 && anyRegularContainerCreated(pod, status) {
+		return actions
+	}
+	actions.CreateSandbox, actions.Attempt = true, attempt
+	// A new sandbox starts from the beginning: the first init container, alone.
+	if len(pod.Spec.InitContainers) > 0 {
+		actions.InitContainersToStart = []int{0}
+		return actions
+	}
+	actions.ContainersToStart = toStart
+	return actions
+}
+
+// computeContainerActions adds to actions what the regular containers need, and returns how many
+// running ones are kept. A container not running is started when
+// kubecontainer.ShouldContainerBeRestarted says so (one in an unknown state is killed first); a
+// running one is killed when its spec changed (and started again) or a liveness or startup probe
+// failed (and started again unless its restartPolicy, or else the pod's, is Never; restart rules
+// are not read: it has no exit code).
+func computeContainerActions(pod *corev1.Pod, status *kubecontainer.PodStatus, probes ProbeResults, actions *PodActions) int {
 	keep := 0
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		inSpec[c.Name] = true
 		cs := status.FindContainer(c.Name)
 		if cs == nil || cs.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-			if shouldRestart(pod, c, cs) {
+			if kubecontainer.ShouldContainerBeRestarted(c, pod, status) {
 				actions.ContainersToStart = append(actions.ContainersToStart, i)
 				if cs != nil && cs.State == runtimeapi.ContainerState_CONTAINER_UNKNOWN {
 					actions.ContainersToKill[cs.ID] = KillReason{Name: c.Name, Reason: "Unknown",
@@ -138,9 +167,8 @@ func computePodActions(pod *corev1.Pod, status *kubecontainer.PodStatus, probes 
 			}
 			continue
 		}
-		// Running: kill it if its spec changed or a probe failed; restart it if the policy says so.
 		why := KillReason{Name: c.Name}
-		restart := pod.Spec.RestartPolicy != corev1.RestartPolicyNever
+		restart := kubecontainer.RestartsWithoutExitCode(c, &pod.Spec)
 		if cs.Hash != HashContainer(c) {
 			why.Message, restart = fmt.Sprintf("Container %s definition changed", c.Name), true
 		} else if r, ok := probes.Liveness(cs.ID); ok && r == ProbeFailure {
@@ -157,122 +185,27 @@ func computePodActions(pod *corev1.Pod, status *kubecontainer.PodStatus, probes 
 		}
 		actions.ContainersToKill[cs.ID] = why
 	}
+	return keep
+}
+
+// killContainersNotInSpec adds to actions the running containers whose name the pod's spec no
+// longer has (init, ephemeral or regular).
+func killContainersNotInSpec(pod *corev1.Pod, status *kubecontainer.PodStatus, actions *PodActions) {
+	inSpec := map[string]bool{}
+	for i := range pod.Spec.InitContainers {
+		inSpec[pod.Spec.InitContainers[i].Name] = true
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		inSpec[pod.Spec.EphemeralContainers[i].Name] = true
+	}
+	for i := range pod.Spec.Containers {
+		inSpec[pod.Spec.Containers[i].Name] = true
+	}
 	for _, cs := range status.Containers {
 		if cs.State == runtimeapi.ContainerState_CONTAINER_RUNNING && !inSpec[cs.Name] {
 			actions.ContainersToKill[cs.ID] = KillReason{Name: cs.Name, Message: "Container is not in the pod spec"}
 		}
 	}
-	// Nothing runs and nothing will: stop the sandbox too (the pod is done, or being deleted).
-	// Sidecars and ephemeral containers do not keep a finished pod alive: they are stopped with it.
-	if keep == 0 && len(actions.ContainersToStart) == 0 {
-		actions.KillPod = true
-		actions.InitContainersToStart, actions.EphemeralContainersToStart = nil, nil
-	}
-	return actions
-}
-
-// computeInitContainerActions adds to actions what the init containers need: the next one to
-// run, a failed one to restart (or, with restartPolicy Never, the pod to kill), sidecars to
-// (re)start in order. It returns whether the pod is initialized: every init container has
-// succeeded, or (sidecars) started. Init containers are looked at last first, because completed
-// ones may have been removed from the runtime: the latest one that ran tells where we are.
-func computeInitContainerActions(pod *corev1.Pod, status *kubecontainer.PodStatus, probes ProbeResults, actions *PodActions) bool {
-	inits := pod.Spec.InitContainers
-	if len(inits) == 0 {
-		return true
-	}
-	// A regular container that was created or runs means initialization finished at some point.
-	initialized := false
-	for i := range pod.Spec.Containers {
-		if cs := status.FindContainer(pod.Spec.Containers[i].Name); cs != nil &&
-			(cs.State == runtimeapi.ContainerState_CONTAINER_CREATED || cs.State == runtimeapi.ContainerState_CONTAINER_RUNNING) {
-			initialized = true
-			break
-		}
-	}
-	// previouslyDone: every init container before the one looked at has done its part.
-	previouslyDone := initialized
-	var toStart []int // collected last first
-	restartOnFailure := pod.Spec.RestartPolicy != corev1.RestartPolicyNever
-	for i := len(inits) - 1; i >= 0; i-- {
-		c := &inits[i]
-		sidecar := kubecontainer.IsRestartableInitContainer(c)
-		cs := status.FindContainer(c.Name)
-		if cs == nil {
-			// Once initialized, a sidecar whose instance is gone is started again.
-			if previouslyDone && sidecar {
-				toStart = append(toStart, i)
-			}
-			continue
-		}
-		if previouslyDone && !sidecar {
-			continue // after initialization only sidecars are kept running
-		}
-		switch cs.State {
-		case runtimeapi.ContainerState_CONTAINER_CREATED:
-			toStart = append(toStart, i) // created but never started: start it
-		case runtimeapi.ContainerState_CONTAINER_RUNNING:
-			if !sidecar {
-				break // a regular init container still running: wait for it
-			}
-			if c.StartupProbe != nil {
-				r, found := probes.Startup(cs.ID)
-				if !found || r == ProbeUnknown {
-					break // the next init container waits for this sidecar's startup probe
-				}
-				if r == ProbeFailure {
-					actions.ContainersToKill[cs.ID] = KillReason{Name: c.Name, Reason: "StartupProbe",
-						Message: fmt.Sprintf("Init container %s failed startup probe", c.Name)}
-					toStart = append(toStart, i)
-					break
-				}
-			}
-			if i == len(inits)-1 {
-				initialized = true
-			} else if !previouslyDone {
-				toStart = append(toStart, i+1) // started for the first time: the next one may go
-			}
-			if cs.Hash != HashContainer(c) {
-				actions.ContainersToKill[cs.ID] = KillReason{Name: c.Name, Message: fmt.Sprintf("Init container %s definition changed", c.Name)}
-				toStart = append(toStart, i)
-			} else if r, found := probes.Liveness(cs.ID); c.LivenessProbe != nil && found && r == ProbeFailure {
-				actions.ContainersToKill[cs.ID] = KillReason{Name: c.Name, Reason: "LivenessProbe",
-					Message: fmt.Sprintf("Init container %s failed liveness probe", c.Name)}
-				toStart = append(toStart, i)
-			}
-		case runtimeapi.ContainerState_CONTAINER_EXITED:
-			switch {
-			case sidecar:
-				toStart = append(toStart, i) // a sidecar is restarted whenever it exits
-			case cs.ExitCode != 0 || cs.Reason == "OOMKilled":
-				if !restartOnFailure {
-					actions.KillPod, actions.InitContainersToStart = true, nil
-					return false // restartPolicy Never: a failed init container fails the pod
-				}
-				toStart = append(toStart, i)
-			case i == len(inits)-1:
-				initialized = true
-			default:
-				toStart = append(toStart, i+1) // it succeeded: the next one
-			}
-		default: // unknown: kill it, then start it again (or fail the pod)
-			if !sidecar && !restartOnFailure {
-				actions.KillPod, actions.InitContainersToStart = true, nil
-				return false
-			}
-			actions.ContainersToKill[cs.ID] = KillReason{Name: c.Name, Reason: "Unknown",
-				Message: fmt.Sprintf("Init container is in %q state, try killing it before restart", "unknown")}
-			toStart = append(toStart, i)
-		}
-		previouslyDone = true
-	}
-	if !previouslyDone {
-		toStart = append(toStart, 0) // none has run yet: the first one
-	}
-	for i := len(toStart) - 1; i >= 0; i-- { // into spec order
-		actions.InitContainersToStart = append(actions.InitContainersToStart, toStart[i])
-	}
-	return initialized
 }
 
 // sandboxChanged reports whether the pod needs a new sandbox, the attempt number to give it, and
@@ -313,35 +246,15 @@ func hostNetwork(s *runtimeapi.PodSandboxStatus) bool {
 	return s.GetLinux().GetNamespaces().GetOptions().GetNetwork() == runtimeapi.NamespaceMode_NODE
 }
 
-// ShouldRestart decides whether container c, not running, should be started (again): never
-// during deletion; always if it never ran (or only was created, or is in an unknown state);
-// otherwise by its own restartPolicy (a sidecar's is Always) or the pod's (upstream:
-// kubecontainer.ShouldContainerBeRestarted with podutil.ContainerShouldRestart).
+// ShouldRestart is kubecontainer.ShouldContainerBeRestarted for pkg/kubelet's status code, which
+// passes the latest instance. Deprecated: call kubecontainer.ShouldContainerBeRestarted; this
+// forwarder goes once pkg/kubelet's callers do (issue #29).
 func ShouldRestart(pod *corev1.Pod, c *corev1.Container, cs *kubecontainer.ContainerStatus) bool {
-	return shouldRestart(pod, c, cs)
-}
-
-func shouldRestart(pod *corev1.Pod, c *corev1.Container, cs *kubecontainer.ContainerStatus) bool {
-	if pod.DeletionTimestamp != nil {
-		return false
+	status := &kubecontainer.PodStatus{}
+	if cs != nil {
+		status.Containers = []*kubecontainer.ContainerStatus{cs}
 	}
-	if cs == nil || cs.State == runtimeapi.ContainerState_CONTAINER_CREATED || cs.State == runtimeapi.ContainerState_CONTAINER_UNKNOWN {
-		return true
-	}
-	if cs.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return false
-	}
-	if kubecontainer.IsRestartableInitContainer(c) {
-		return true
-	}
-	switch pod.Spec.RestartPolicy {
-	case corev1.RestartPolicyNever:
-		return false
-	case corev1.RestartPolicyOnFailure:
-		return cs.ExitCode != 0
-	default:
-		return true
-	}
+	return kubecontainer.ShouldContainerBeRestarted(c, pod, status)
 }
 
 func succeeded(cs *kubecontainer.ContainerStatus) bool {

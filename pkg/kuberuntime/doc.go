@@ -5,10 +5,14 @@
 // Upstream counterpart: pkg/kubelet/kuberuntime (v1.36). Our files, and the upstream file each
 // mirrors:
 //
-//   - manager.go: Config, New, SyncPod, KillPod, RemovePod (kuberuntime_manager.go);
-//   - actions.go: computePodActions, computeInitContainerActions, shouldRestart
+//   - manager.go: Config, New, SyncPod (one method per step: killForSync, sandboxForSync,
+//     startForSync), KillPod, RemovePod (kuberuntime_manager.go);
+//   - actions.go: computePodActions (one function per step: newSandboxActions,
+//     computeContainerActions, killContainersNotInSpec), computeInitContainerActions (initWalk)
 //     (kuberuntime_manager.go computePodActions; kuberuntime_container.go
-//     computeInitContainerActions; pkg/kubelet/container/helpers.go ShouldContainerBeRestarted);
+//     computeInitContainerActions). Whether a container runs again is pkg/container's
+//     ShouldContainerBeRestarted (pkg/kubelet/container/helpers.go), which the pod phase and the
+//     prober read too;
 //   - termination_order.go: sidecars stop after the app, in reverse order
 //     (kuberuntime_termination_order.go);
 //   - lifecycle.go: postStart and preStop hooks (exec, httpGet, sleep), killContainer
@@ -46,10 +50,11 @@
 //	    container (or, without init containers, every container)
 //	  ephemeral containers (kubectl debug) the runtime never had: started once, even while the
 //	    pod initializes, never restarted
-//	  init containers, last first: the next one to run; a failed one again (restartPolicy
-//	    Never: kill the pod); sidecars (restartPolicy: Always) in order, the next waiting for
+//	  init containers, last first: the next one to run; a failed one again (unless it will not
+//	    restart: kill the pod); sidecars (restartPolicy: Always) in order, the next waiting for
 //	    the previous one's startup probe, restarted when they exit
-//	  once initialized: containers to start (never ran, or exited and restartPolicy says so)
+//	  once initialized: containers to start (never ran, or exited and ShouldContainerBeRestarted
+//	    says so: a matching restart rule, the container's restartPolicy, the pod's)
 //	  containers to kill (spec hash changed, liveness or startup probe failed, not in spec);
 //	    nothing left to run → kill the pod (sidecars do not keep it alive)
 //	KillPod / stop containers → RunPodSandbox → ephemeral containers → init containers to start, in order (a regular
@@ -73,8 +78,10 @@
 // Simplified: no hugepage limits (upstream sets every page size to 0 unless limited), no swap
 // settings (containerd 1.6 sets the swap limit to the memory limit itself), no MemoryQoS, no
 // sandbox Resources/Overhead (containerd 1.6 does not read them); cpuCFSQuota is always on.
-// No in-place resize, no container-level restart rules
-// (restartPolicyRules); a regular container's own restartPolicy is not read (only sidecars').
+// No in-place resize. Container restart rules (KEP-5307) are implemented: a container's own
+// restartPolicy overrides the pod's, and a restartPolicyRules entry whose exit codes match with
+// action Restart restarts it even under the pod's restartPolicy Never. Not RestartAllContainers
+// (KEP-5532): a matching rule restarts only its own container, and no AllContainersRestarting.
 // Security context: no user namespaces (hostUsers: false), no Windows options, no setHostnameAsFQDN,
 // no seccompDefault (unset seccomp is Unconfined, as upstream's default) and no Localhost
 // seccomp profiles (we are not given <root-dir>/seccomp: such a container fails with

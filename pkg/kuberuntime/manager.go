@@ -147,7 +147,8 @@ func (m *Manager) SetProbeResults(p ProbeResults) { m.probes = p }
 func (m *Manager) SetOptionsGenerator(g OptionsGenerator) { m.options = g }
 
 // SyncPod makes the runtime match the pod: compute the actions, then kill, create the sandbox,
-// pull images and start containers (upstream: kubeGenericRuntimeManager.SyncPod).
+// and start ephemeral, init and regular containers, pulling their images (upstream:
+// kubeGenericRuntimeManager.SyncPod). Each numbered step is one method below.
 func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus) SyncResult {
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod))
 	result := SyncResult{ContainerErrors: map[string]ContainerError{}}
@@ -155,67 +156,104 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	logger.V(4).Info("Computed pod actions", "actions", actions)
 
 	// 1. Kill what must go.
-	if actions.KillPod {
-		if err := m.KillPod(ctx, pod, status, gracePeriod(pod)); err != nil {
-			result.SandboxError = err
-			return result
-		}
-		result.Changed = true
-	} else {
-		for id, why := range actions.ContainersToKill {
-			logger.V(2).Info("Killing container", "container", why.Name, "reason", why.Message)
-			if err := m.killContainer(ctx, pod, journal.Pod(pod), id, why.Name, why.Message, killGracePeriod(pod, why), nil); err != nil {
-				// As upstream: stop this sync, so a replacement never runs beside the old one.
-				result.ContainerErrors[why.Name] = ContainerError{Name: why.Name, Reason: "KillContainerError", Message: err.Error()}
-				return result
-			}
-			result.Changed = true
-		}
+	if !m.killForSync(ctx, pod, status, actions, &result) {
+		return result
 	}
-
 	// 2. A new sandbox, if needed.
-	sandboxID := actions.SandboxID
-	podIP := ""
-	if len(status.IPs) > 0 && !actions.CreateSandbox {
-		podIP = status.IPs[0]
-	}
-	if actions.CreateSandbox {
-		// A new sandbox starts initialization over: the old init container instances go, so the
-		// next sync does not take their old exits for this sandbox's (upstream purgeInitContainers).
-		m.purgeInitContainers(ctx, pod, status)
-		if len(status.Sandboxes) > 0 {
-			m.podEvent(pod, corev1.EventTypeNormal, EventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
-		}
-		id, err := m.createSandbox(ctx, pod, actions.Attempt)
-		if err != nil {
-			m.podEvent(pod, corev1.EventTypeWarning, EventFailedSandbox, "Failed to create pod sandbox: %v", err)
-			result.SandboxError = fmt.Errorf("%s: %w", ReasonCreateSandboxError, err)
-			return result
-		}
-		logger.V(2).Info("Created pod sandbox", "sandbox", id, "attempt", actions.Attempt)
-		result.Changed = true
-		sandboxID = id
-		if st, err := m.runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id}); err == nil {
-			podIP = st.GetStatus().GetNetwork().GetIp()
-		}
+	sandboxID, podIP, ok := m.sandboxForSync(ctx, pod, status, actions, &result)
+	if !ok {
+		return result
 	}
 	// On every sync, not only when starting: a leftover may need no start to be noticed.
 	defer m.pruneDeadContainers(ctx, status)
 	if len(actions.InitContainersToStart) == 0 && len(actions.ContainersToStart) == 0 && len(actions.EphemeralContainersToStart) == 0 {
 		return result
 	}
-	sandboxConfig := m.sandboxConfig(pod, actions.Attempt)
+	// 3.–5. Ephemeral, init and regular containers.
+	target := startTarget{sandboxID: sandboxID, config: m.sandboxConfig(pod, actions.Attempt), podIP: podIP}
+	m.startForSync(ctx, pod, status, actions, target, &result)
+	return result
+}
 
-	// 3. Ephemeral containers, first: a debugger must start even while an init container fails
-	// (upstream SyncPod step 5). One that cannot start is tried again on the next sync.
-	for _, i := range actions.EphemeralContainersToStart {
-		c := (*corev1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
-		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig, podIP); err != nil {
-			result.ContainerErrors[c.Name] = *err
-			logger.V(2).Info("Ephemeral container not started", "container", c.Name, "reason", err.Reason, "message", err.Message)
-			continue
+// killForSync is SyncPod's step 1: the whole pod, or the containers to kill. It returns false
+// when the sync must stop (a kill failed, so a replacement never runs beside the old one).
+func (m *Manager) killForSync(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus, actions PodActions, result *SyncResult) bool {
+	if actions.KillPod {
+		if err := m.KillPod(ctx, pod, status, gracePeriod(pod)); err != nil {
+			result.SandboxError = err
+			return false
 		}
 		result.Changed = true
+		return true
+	}
+	for id, why := range actions.ContainersToKill {
+		klog.FromContext(ctx).V(2).Info("Killing container", "pod", klog.KObj(pod), "container", why.Name, "reason", why.Message)
+		if err := m.killContainer(ctx, pod, journal.Pod(pod), id, why.Name, why.Message, killGracePeriod(pod, why), nil); err != nil {
+			// As upstream: stop this sync, so a replacement never runs beside the old one.
+			result.ContainerErrors[why.Name] = ContainerError{Name: why.Name, Reason: "KillContainerError", Message: err.Error()}
+			return false
+		}
+		result.Changed = true
+	}
+	return true
+}
+
+// sandboxForSync is SyncPod's step 2: the sandbox to start containers in and the pod's IP — the
+// existing ones, or a new sandbox's. It returns false when creating the sandbox failed.
+func (m *Manager) sandboxForSync(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus, actions PodActions, result *SyncResult) (string, string, bool) {
+	if !actions.CreateSandbox {
+		podIP := ""
+		if len(status.IPs) > 0 {
+			podIP = status.IPs[0]
+		}
+		return actions.SandboxID, podIP, true
+	}
+	// A new sandbox starts initialization over: the old init container instances go, so the
+	// next sync does not take their old exits for this sandbox's (upstream purgeInitContainers).
+	m.purgeInitContainers(ctx, pod, status)
+	if len(status.Sandboxes) > 0 {
+		m.podEvent(pod, corev1.EventTypeNormal, EventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
+	}
+	id, err := m.createSandbox(ctx, pod, actions.Attempt)
+	if err != nil {
+		m.podEvent(pod, corev1.EventTypeWarning, EventFailedSandbox, "Failed to create pod sandbox: %v", err)
+		result.SandboxError = fmt.Errorf("%s: %w", ReasonCreateSandboxError, err)
+		return "", "", false
+	}
+	klog.FromContext(ctx).V(2).Info("Created pod sandbox", "pod", klog.KObj(pod), "sandbox", id, "attempt", actions.Attempt)
+	result.Changed = true
+	podIP := ""
+	if st, err := m.runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id}); err == nil {
+		podIP = st.GetStatus().GetNetwork().GetIp()
+	}
+	return id, podIP, true
+}
+
+// startTarget is where SyncPod starts containers: the sandbox, its config, the pod's IP.
+type startTarget struct {
+	sandboxID string
+	config    *runtimeapi.PodSandboxConfig
+	podIP     string
+}
+
+// startForSync is SyncPod's steps 3 to 5: start the containers the actions name, recording in
+// result each one that could not start (it is tried again on the next sync).
+func (m *Manager) startForSync(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus, actions PodActions, t startTarget, result *SyncResult) {
+	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(pod))
+	start := func(c *corev1.Container, kind string) bool {
+		if err := m.startContainer(ctx, pod, c, status, t.sandboxID, t.config, t.podIP); err != nil {
+			result.ContainerErrors[c.Name] = *err
+			logger.V(2).Info(kind+" not started", "container", c.Name, "reason", err.Reason, "message", err.Message)
+			return false
+		}
+		result.Changed = true
+		return true
+	}
+
+	// 3. Ephemeral containers, first: a debugger must start even while an init container fails
+	// (upstream SyncPod step 5).
+	for _, i := range actions.EphemeralContainersToStart {
+		start((*corev1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon), "Ephemeral container")
 	}
 
 	// 4. Init containers, in order: the next one to run, and sidecars to (re)start. A regular
@@ -223,28 +261,15 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	// sidecar that cannot start does not.
 	for _, i := range actions.InitContainersToStart {
 		c := &pod.Spec.InitContainers[i]
-		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig, podIP); err != nil {
-			result.ContainerErrors[c.Name] = *err
-			logger.V(2).Info("Init container not started", "container", c.Name, "reason", err.Reason, "message", err.Message)
-			if !kubecontainer.IsRestartableInitContainer(c) {
-				return result
-			}
-			continue
+		if !start(c, "Init container") && !kubecontainer.IsRestartableInitContainer(c) {
+			return
 		}
-		result.Changed = true
 	}
 
 	// 5. Regular containers, each behind its crash-loop backoff.
 	for _, i := range actions.ContainersToStart {
-		c := &pod.Spec.Containers[i]
-		if err := m.startContainer(ctx, pod, c, status, sandboxID, sandboxConfig, podIP); err != nil {
-			result.ContainerErrors[c.Name] = *err
-			logger.V(2).Info("Container not started", "container", c.Name, "reason", err.Reason, "message", err.Message)
-			continue
-		}
-		result.Changed = true
+		start(&pod.Spec.Containers[i], "Container")
 	}
-	return result
 }
 
 // KillPod stops every running container of the pod within gracePeriod seconds, then its

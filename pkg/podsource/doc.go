@@ -9,6 +9,8 @@
 //   - pkg/kubelet/config/file.go, file_linux.go — manifest dir, periodic list + inotify → file.go
 //   - pkg/kubelet/config/common.go     — applyDefaults, tryDecodeSinglePod → manifest.go
 //   - pkg/kubelet/types/pod_update.go  — PodUpdate, PodOperation, annotation keys → types.go
+//     (IsStaticPod and the config.source key are pkg/container's, static.go; types.go re-exports
+//     the key)
 //
 // The picture:
 //

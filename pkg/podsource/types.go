@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 // Op is what happened to the pods of one PodUpdate (upstream kubetypes.PodOperation).
@@ -50,16 +52,18 @@ type PodUpdate struct {
 	Source string
 }
 
-// Source names, written into each pod's kubernetes.io/config.source annotation.
+// Source names, written into each pod's kubernetes.io/config.source annotation. ApiserverSource
+// is pkg/container's, which decides IsStaticPod from it.
 const (
-	ApiserverSource = "api"
+	ApiserverSource = kubecontainer.ApiserverSource
 	FileSource      = "file"
 )
 
 // Annotation keys the kubelet reads and writes on pods (upstream pkg/kubelet/types/pod_update.go).
 const (
-	// ConfigSourceAnnotationKey names the source a pod came from ("api" or "file").
-	ConfigSourceAnnotationKey = "kubernetes.io/config.source"
+	// ConfigSourceAnnotationKey names the source a pod came from ("api" or "file"); it is
+	// pkg/container's, which decides IsStaticPod from it.
+	ConfigSourceAnnotationKey = kubecontainer.ConfigSourceAnnotationKey
 	// ConfigHashAnnotationKey holds a static pod's hash (its UID); mirror pods copy it into
 	// ConfigMirrorAnnotationKey.
 	ConfigHashAnnotationKey = "kubernetes.io/config.hash"
@@ -70,7 +74,9 @@ const (
 	ConfigFirstSeenAnnotationKey = "kubernetes.io/config.seen"
 )
 
-// IsStaticPod tells whether pod came from a manifest file rather than the API server.
+// IsStaticPod is kubecontainer.IsStaticPod (upstream kubetypes.IsStaticPod: the source is set and
+// is not the API server). Deprecated: call kubecontainer.IsStaticPod; this forwarder goes once
+// pkg/kubelet's callers do (issue #29).
 func IsStaticPod(pod *corev1.Pod) bool {
-	return pod.Annotations[ConfigSourceAnnotationKey] == FileSource
+	return kubecontainer.IsStaticPod(pod)
 }

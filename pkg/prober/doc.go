@@ -12,8 +12,8 @@
 //   - pkg/kubelet/prober/prober.go: one probe, its retries and its Events (prober.go);
 //   - pkg/kubelet/prober/results/results_manager.go: Result, Update, the cache (results.go);
 //   - pkg/probe/{exec,http,tcp,grpc}: the handlers (exec.go, http.go, tcp.go, grpc.go);
-//   - pkg/api/v1/pod/util.go ContainerShouldRestart, and kuberuntime's setTerminationGracePeriod
-//     for the probe-level grace period (restart.go).
+//   - whether an exited container runs again, so its worker stays, is pkg/container's
+//     ContainerShouldRestart (upstream pkg/api/v1/pod/util.go), the decision kuberuntime acts on.
 //
 // # The worker loop
 //
@@ -88,5 +88,6 @@
 // thresholds 1 and 3) because minikubelet's file source does not default them; init container
 // statuses are matched to the spec by name, not by index. The feature gates are fixed at their
 // v1.36 defaults: ChangeContainerStatusOnKubeletRestart off (the kubelet-restart rules are on),
-// ContainerRestartRules and RestartAllContainersOnContainerExits on.
+// ContainerRestartRules on. A worker does not wait for RestartAllContainers (upstream's
+// AllContainersRestarting): minikubelet's runtime restarts only the container whose rule matched.
 package prober

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
@@ -276,17 +277,11 @@ func (m *Manager) resultsFor(kind Kind) *ResultsManager {
 func probedContainers(pod *corev1.Pod) []corev1.Container {
 	out := append([]corev1.Container(nil), pod.Spec.Containers...)
 	for _, c := range pod.Spec.InitContainers {
-		if isSidecar(&c) {
+		if kubecontainer.IsRestartableInitContainer(&c) {
 			out = append(out, c)
 		}
 	}
 	return out
-}
-
-// isSidecar reports whether c is a restartable init container (restartPolicy: Always); only
-// meaningful for a container of spec.initContainers.
-func isSidecar(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
 // probeSpec is c's probe of kind, or nil.

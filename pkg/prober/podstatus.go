@@ -6,6 +6,8 @@ package prober
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 // UpdatePodStatus sets Started and Ready of every container status in status, which the kubelet
@@ -27,7 +29,7 @@ func (m *Manager) UpdatePodStatus(pod *corev1.Pod, status *corev1.PodStatus) {
 	for i := range status.InitContainerStatuses {
 		cs := &status.InitContainerStatuses[i]
 		spec := findContainer(pod.Spec.InitContainers, cs.Name)
-		if spec == nil || !isSidecar(spec) {
+		if spec == nil || !kubecontainer.IsRestartableInitContainer(spec) {
 			started := m.started(pod, cs)
 			cs.Started = &started
 			if spec != nil && cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0 {

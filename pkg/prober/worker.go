@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
@@ -53,7 +54,7 @@ func newWorker(m *Manager, kind Kind, pod *corev1.Pod, c corev1.Container) *work
 		container: c,
 		spec:      withDefaults(*probeSpec(&c, kind)),
 		results:   m.resultsFor(kind),
-		sidecar:   isInitContainer(pod, c.Name) && isSidecar(&c),
+		sidecar:   isInitContainer(pod, c.Name) && kubecontainer.IsRestartableInitContainer(&c),
 		stopCh:    make(chan struct{}, 1),
 		triggerCh: make(chan struct{}, 1),
 	}
@@ -170,7 +171,10 @@ func (w *worker) doProbe(ctx context.Context) (keepGoing bool) {
 	if c.State.Running == nil {
 		logger.V(3).Info("Non-running container probed")
 		w.set(ctx, pod, Failure, "")
-		return c.State.Terminated == nil || willRestart(pod, &w.container, &status, c.State.Terminated.ExitCode)
+		// Go on only if the container will run again (its restart rules, its restartPolicy, the
+		// pod's: the runtime's own decision). Upstream also goes on while all containers restart
+		// (RestartAllContainers), which minikubelet's runtime does not do.
+		return c.State.Terminated == nil || kubecontainer.ContainerShouldRestart(&w.container, &pod.Spec, c.State.Terminated.ExitCode)
 	}
 
 	// Graceful deletion: liveness and startup say Success once and stop, so that the container

@@ -26,6 +26,7 @@ func TestDoProbe(t *testing.T) {
 		name          string
 		status        func(s *corev1.PodStatus) // nil: no status at all
 		restartPolicy corev1.RestartPolicy
+		container     func(c *corev1.Container) // the container's own restartPolicy and rules
 		deleting      bool
 		wantContinue  map[Kind]bool
 		wantResult    map[Kind]string
@@ -50,6 +51,32 @@ func TestDoProbe(t *testing.T) {
 				s.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
 			},
 			wantContinue: all(true), wantResult: map[Kind]string{Liveness: "Failure", Readiness: "Failure", Startup: "Failure"}},
+		// KEP-5307 (ContainerRestartRules, on in v1.36): the runtime restarts the container, so
+		// the worker waits for it.
+		{name: "container exited 42, rule Restart on 42 under pod Never: Failure, keep going", restartPolicy: corev1.RestartPolicyNever,
+			container: func(c *corev1.Container) {
+				c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
+				c.RestartPolicyRules = []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestart,
+					ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+			},
+			status: func(s *corev1.PodStatus) {
+				s.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 42}}
+			},
+			wantContinue: all(true), wantResult: map[Kind]string{Liveness: "Failure", Readiness: "Failure", Startup: "Failure"}},
+		{name: "container restartPolicy Never under pod Always, exited: Failure, worker ends", restartPolicy: corev1.RestartPolicyAlways,
+			container: func(c *corev1.Container) { c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever) },
+			status: func(s *corev1.PodStatus) {
+				s.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
+			},
+			wantContinue: all(false), wantResult: map[Kind]string{Liveness: "Failure", Readiness: "Failure", Startup: "Failure"}},
+		// Ours, not upstream's: minikubelet's runtime does not restart all containers
+		// (RestartAllContainers), so the condition does not keep a worker whose container is done.
+		{name: "AllContainersRestarting does not keep the worker of a container that is done", restartPolicy: corev1.RestartPolicyNever,
+			status: func(s *corev1.PodStatus) {
+				s.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
+				s.Conditions = append(s.Conditions, corev1.PodCondition{Type: corev1.AllContainersRestarting, Status: corev1.ConditionTrue})
+			},
+			wantContinue: all(false), wantResult: map[Kind]string{Liveness: "Failure", Readiness: "Failure", Startup: "Failure"}},
 		{name: "probe succeeds", status: func(*corev1.PodStatus) {}, wantContinue: all(true),
 			wantResult: map[Kind]string{Liveness: "Success", Readiness: "Success", Startup: "Success"}},
 		{name: "pod deleting: liveness and startup say Success and end, readiness probes on", status: func(*corev1.PodStatus) {}, deleting: true,
@@ -62,6 +89,9 @@ func TestDoProbe(t *testing.T) {
 				e := newTestEnv(t)
 				pod := podWithProbe(kind, execProbeSpec())
 				pod.Spec.RestartPolicy = tc.restartPolicy
+				if tc.container != nil {
+					tc.container(&pod.Spec.Containers[0])
+				}
 				if tc.deleting {
 					pod.DeletionTimestamp = ptr.To(metav1.NewTime(e.clock.Now()))
 				}
@@ -367,50 +397,6 @@ func TestJournalRecordsOutput(t *testing.T) {
 	got := e.journal.Since(0, journalFilter())
 	if len(got) != 2 || got[1].Fields["result"] != "Success" || got[1].Fields["output"] != "ok" {
 		t.Errorf("journal = %+v, want the initial Failure then Success with output ok", got)
-	}
-}
-
-// Upstream ContainerShouldRestart (ContainerRestartRules on): a matching rule, then the
-// container's restartPolicy, then the pod's decide whether an exited container comes back (and
-// so whether its worker stays). Pure.
-func TestWillRestart(t *testing.T) {
-	always, never := ptr.To(corev1.ContainerRestartPolicyAlways), ptr.To(corev1.ContainerRestartPolicyNever)
-	restartOn42 := []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestart,
-		ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
-	tests := []struct {
-		name      string
-		podPolicy corev1.RestartPolicy
-		container corev1.Container
-		condition bool // AllContainersRestarting
-		exitCode  int32
-		want      bool
-	}{
-		{name: "pod Always", podPolicy: corev1.RestartPolicyAlways, want: true},
-		{name: "pod unset means Always", want: true},
-		{name: "pod OnFailure, exit 0", podPolicy: corev1.RestartPolicyOnFailure, exitCode: 0, want: false},
-		{name: "pod OnFailure, exit 1", podPolicy: corev1.RestartPolicyOnFailure, exitCode: 1, want: true},
-		{name: "pod Never", podPolicy: corev1.RestartPolicyNever, exitCode: 1, want: false},
-		{name: "sidecar Always in a Never pod", podPolicy: corev1.RestartPolicyNever, container: corev1.Container{RestartPolicy: always}, want: true},
-		{name: "container Never in an Always pod", podPolicy: corev1.RestartPolicyAlways, container: corev1.Container{RestartPolicy: never}, want: false},
-		{name: "rule matches exit 42", podPolicy: corev1.RestartPolicyNever,
-			container: corev1.Container{RestartPolicy: never, RestartPolicyRules: restartOn42}, exitCode: 42, want: true},
-		{name: "rule does not match exit 1", podPolicy: corev1.RestartPolicyNever,
-			container: corev1.Container{RestartPolicy: never, RestartPolicyRules: restartOn42}, exitCode: 1, want: false},
-		{name: "all containers restarting", podPolicy: corev1.RestartPolicyNever, condition: true, want: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			c := tc.container
-			c.Name = "c"
-			pod := &corev1.Pod{Spec: corev1.PodSpec{RestartPolicy: tc.podPolicy, Containers: []corev1.Container{c}}}
-			status := &corev1.PodStatus{}
-			if tc.condition {
-				status.Conditions = []corev1.PodCondition{{Type: corev1.AllContainersRestarting, Status: corev1.ConditionTrue}}
-			}
-			if got := willRestart(pod, &c, status, tc.exitCode); got != tc.want {
-				t.Errorf("willRestart = %v, want %v", got, tc.want)
-			}
-		})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/pkg/cm"
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/podsource"
 )
 
@@ -45,7 +46,7 @@ func ContainerOOMScoreAdjust(pod *corev1.Pod, c *corev1.Container, memoryCapacit
 	}
 	adj := 1000 - 1000*(memoryRequest(c)+extra)/memoryCapacity
 	// A sidecar is killed no later than the regular container with the smallest request.
-	if isSidecar(pod, c) {
+	if isSidecarContainer(pod, c) {
 		if min := 1000 - 1000*(minRegularMemoryRequest(pod)+extra)/memoryCapacity; adj > min {
 			adj = min
 		}
@@ -65,9 +66,8 @@ func ContainerOOMScoreAdjust(pod *corev1.Pod, c *corev1.Container, memoryCapacit
 // or more) — what eviction never evicts and admits under pressure (upstream kubelet/types
 // IsCriticalPod).
 func IsCriticalPod(pod *corev1.Pod) bool {
-	source, hasSource := pod.Annotations[podsource.ConfigSourceAnnotationKey]
 	_, mirror := pod.Annotations[podsource.ConfigMirrorAnnotationKey]
-	return (hasSource && source != podsource.ApiserverSource) || mirror ||
+	return kubecontainer.IsStaticPod(pod) || mirror ||
 		(pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority)
 }
 
@@ -77,9 +77,10 @@ func isNodeCriticalPod(pod *corev1.Pod) bool {
 	return IsCriticalPod(pod) && pod.Spec.PriorityClassName == systemNodeCritical
 }
 
-// isSidecar tells whether c is one of pod's init containers with restartPolicy Always.
-func isSidecar(pod *corev1.Pod, c *corev1.Container) bool {
-	if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+// isSidecarContainer tells whether c is a sidecar: one of pod's init containers, and restartable
+// (upstream isSidecarContainer; a regular container may have restartPolicy Always too).
+func isSidecarContainer(pod *corev1.Pod, c *corev1.Container) bool {
+	if !kubecontainer.IsRestartableInitContainer(c) {
 		return false
 	}
 	for i := range pod.Spec.InitContainers {

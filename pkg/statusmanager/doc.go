@@ -30,7 +30,8 @@
 //	                          ▼  differs from what it would write (someone else changed it)
 //	pending? (version > version written, a new API object, or a deletion to finish)  ← pure
 //	   ▼
-//	syncPod: target (the pod, or its mirror pod for a static pod; no mirror yet → next resync)
+//	syncPod: target (the pod, or its mirror pod for a static pod — kubecontainer.IsStaticPod:
+//	         config.source set and not "api"; no mirror yet → next resync)
 //	   → GET pod ── NotFound, or UID differs (deleted and recreated) → drop the entry
 //	   → mergeStatus(API status, cached): the API's conditions of types the kubelet does not
 //	     own (PodConditionByKubelet), then the cached ones of the types it owns        ← pure

@@ -26,12 +26,6 @@ const (
 	// syncChannelSize bounds the queue of pods to sync. When it is full a change is not lost:
 	// the next resync sends it.
 	syncChannelSize = 1000
-
-	// configSourceAnnotationKey names where a pod came from; "api" for the API server, anything
-	// else (podsource writes "file") is a static pod whose status goes to its mirror pod.
-	// Upstream kubetypes.ConfigSourceAnnotationKey and IsStaticPod.
-	configSourceAnnotationKey = "kubernetes.io/config.source"
-	apiserverSource           = "api"
 )
 
 // MirrorPodTranslator finds the mirror pod of a static pod: the API object that carries the static

@@ -22,6 +22,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
@@ -579,7 +580,7 @@ var _ MirrorPodTranslator = fakeMirrors(nil)
 func TestMirrorPodTranslation(t *testing.T) {
 	static := testPod("static-uid")
 	static.Name = "etcd-node1"
-	static.Annotations = map[string]string{configSourceAnnotationKey: "file"}
+	static.Annotations = map[string]string{kubecontainer.ConfigSourceAnnotationKey: "file"}
 	static.DeletionTimestamp = &metav1.Time{Time: t0}
 	mirror := testPod("mirror-uid")
 	mirror.Name = "etcd-node1"

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
@@ -87,7 +88,7 @@ func (m *Manager) pending(uid types.UID) bool {
 
 // forgotten reports whether the kubelet no longer knows pod (an API pod it saw deleted).
 func (m *Manager) forgotten(pod *corev1.Pod) bool {
-	if isStaticPod(pod) || m.cfg.Pods == nil {
+	if kubecontainer.IsStaticPod(pod) || m.cfg.Pods == nil {
 		return false
 	}
 	_, known := m.cfg.Pods.GetPodByUID(pod.UID)
@@ -107,9 +108,9 @@ func (m *Manager) needsReconcile(uid types.UID) bool {
 	}
 	var seen *corev1.Pod
 	switch {
-	case !isStaticPod(e.pod) && m.cfg.Pods != nil:
+	case !kubecontainer.IsStaticPod(e.pod) && m.cfg.Pods != nil:
 		seen, ok = m.cfg.Pods.GetPodByUID(uid)
-	case isStaticPod(e.pod) && m.cfg.MirrorPods != nil:
+	case kubecontainer.IsStaticPod(e.pod) && m.cfg.MirrorPods != nil:
 		seen, ok = m.cfg.MirrorPods.GetMirrorPodByPod(e.pod)
 	default:
 		return false
@@ -120,7 +121,7 @@ func (m *Manager) needsReconcile(uid types.UID) bool {
 // target returns the API object that carries pod's status: pod itself, or the mirror pod of a
 // static pod. ok is false for a static pod whose mirror pod does not exist yet.
 func (m *Manager) target(pod *corev1.Pod) (apiObject, bool) {
-	if m.cfg.MirrorPods == nil || !isStaticPod(pod) {
+	if m.cfg.MirrorPods == nil || !kubecontainer.IsStaticPod(pod) {
 		return apiObject{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}, true
 	}
 	mirror, ok := m.cfg.MirrorPods.GetMirrorPodByPod(pod)
@@ -244,10 +245,4 @@ type apiObject struct {
 	UID             types.UID
 	// Mirror is set when the object is the mirror pod of a static pod.
 	Mirror bool
-}
-
-// isStaticPod tells whether pod came from a manifest file rather than the API server.
-func isStaticPod(pod *corev1.Pod) bool {
-	source := pod.Annotations[configSourceAnnotationKey]
-	return source != "" && source != apiserverSource
 }
