@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
@@ -272,7 +273,7 @@ func TestRunContainerOptions(t *testing.T) {
 // sandbox ID, the container's name and how long it took.
 func TestJournalRecordsCRICalls(t *testing.T) {
 	m, _, ctx, _ := newFakeRuntime(t)
-	j := journal.New(32)
+	j := journal.NewWithClock(32, clock.RealClock{})
 	m.journal = j.For(journal.SourceCRI)
 	pod := podWithCommand(corev1.RestartPolicyAlways, "sleep", "infinity")
 	if err := m.SyncPod(ctx, pod, podStatus(t, ctx, m, pod)).Err(); err != nil {

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/journal"
 )
@@ -319,7 +320,7 @@ func TestAnonymous(t *testing.T) {
 }
 
 func testJournal() *journal.Journal {
-	j := journal.New(8)
+	j := journal.NewWithClock(8, clock.RealClock{})
 	j.Record(journal.Event{Source: journal.SourceCRI, Kind: "StartContainer", Pod: "default/web"})
 	return j
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -599,7 +600,7 @@ func TestMirrorPodTranslation(t *testing.T) {
 // response code (also a refused one), and the final delete of a deleted pod.
 func TestJournalRecordsVersionsPatchesAndDelete(t *testing.T) {
 	pod := testPod("uid-1")
-	j := journal.New(32)
+	j := journal.NewWithClock(32, clock.RealClock{})
 	m, client, ctx := newTestManager(t, Config{Journal: j.For(journal.SourceStatus)}, pod)
 	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running("a", "fake://a", true)}})
 	if err := m.syncPod(ctx, pod.UID); err != nil {
