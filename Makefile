@@ -58,8 +58,8 @@ test-e2e: cluster-build
 	hack/containerd/install.sh || [[ "$${MINIKUBELET_E2E_CONTAINERD:-}" != required ]]
 	go test -count=1 -timeout 60m ./test/e2e/...
 
-# verify: gofmt, go vet, golangci-lint (pinned in hack/tools/go.mod), shellcheck, vm.yaml and the
-# kind scripts' offline tests.
+# verify: gofmt, go vet, golangci-lint and deadcode (pinned in hack/tools/go.mod), shellcheck,
+# vm.yaml and the kind scripts' offline tests.
 verify:
 	hack/verify-all.sh
 
