@@ -22,8 +22,9 @@
 // precondition; upstream's HandlePodCleanups takes the orphans' full names from
 // GetPodsAndMirrorPods and deletes by name.
 //
-// The Manager has no loop: the kubelet's syncLoop calls AddPod/UpdatePod/RemovePod for each
-// PodUpdate from podsource, and SetPods once at start.
+// The Manager has no loop: the kubelet's syncLoop handlers (pkg/kubelet/pod_handlers.go) call
+// AddPod/UpdatePod/RemovePod for each PodUpdate from podsource. New starts empty (SetPods(nil), as
+// upstream's NewBasicPodManager).
 //
 // Invariants:
 //   - A pod with the kubernetes.io/config.mirror annotation is only in the mirror maps; every
