@@ -206,7 +206,7 @@ func TestImagePullPolicies(t *testing.T) {
 	}
 
 	admin := fake.NewAdminClient(filepath.Join(dir, "cri.sock") + ".admin")
-	if err := admin.FailNextPulls(ctx, "busybox:1.36", 1, "registry unreachable"); err != nil {
+	if err := admin.Inject(ctx, "fail-pulls", fake.FaultArgs{Image: "busybox:1.36", Count: 1, Message: "registry unreachable"}); err != nil {
 		t.Fatal(err)
 	}
 	pod.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
