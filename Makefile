@@ -58,8 +58,9 @@ test-e2e: cluster-build
 	hack/containerd/install.sh || [[ "$${MINIKUBELET_E2E_CONTAINERD:-}" != required ]]
 	go test -count=1 -timeout 60m ./test/e2e/...
 
-# verify: gofmt, go vet, golangci-lint (pinned in hack/tools/go.mod), shellcheck, vm.yaml and the
-# kind scripts' offline tests, the package map (docs/architecture.md) and the 80-line function cap.
+# verify: gofmt, go vet, golangci-lint and deadcode (pinned in hack/tools/go.mod), shellcheck,
+# vm.yaml and the kind scripts' offline tests, the package map (docs/architecture.md) and the
+# 80-line function cap.
 verify:
 	hack/verify-all.sh
 

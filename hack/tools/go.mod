@@ -9,6 +9,7 @@ go 1.26.0
 tool (
 	github.com/go-delve/delve/cmd/dlv
 	github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	golang.org/x/tools/cmd/deadcode
 	sigs.k8s.io/kind
 )
 

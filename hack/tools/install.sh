@@ -2,14 +2,14 @@
 # install.sh TOOL: make a developer tool available and print the path of its binary.
 #
 #   golangci-lint, kind,  built from the version pinned in hack/tools/go.mod into the user cache
-#   dlv                   (once per version)
+#   dlv, deadcode         (once per version)
 #   ShellCheck            (install.sh shellcheck) Debian's package, installed with apt-get when it
 #                         is not on PATH (CI runs as root on Debian; elsewhere this says how to get it)
 #   chromium              (install.sh chromium) Debian's package the same way: the headless browser
 #                         test/e2e/journal renders /debug/journal/ui with
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-tool=${1:?usage: install.sh golangci-lint|kind|dlv|shellcheck|chromium}
+tool=${1:?usage: install.sh golangci-lint|kind|dlv|deadcode|shellcheck|chromium}
 
 # install_apt PACKAGE: print the path of PACKAGE's command, installing the Debian package first if
 # it is missing. Only as root with apt-get: anywhere else, say how to install it and fail.
@@ -39,9 +39,10 @@ case $tool in
   golangci-lint) pkg=github.com/golangci/golangci-lint/v2/cmd/golangci-lint; mod=github.com/golangci/golangci-lint/v2 ;;
   kind) pkg=sigs.k8s.io/kind; mod=sigs.k8s.io/kind ;;
   dlv) pkg=github.com/go-delve/delve/cmd/dlv; mod=github.com/go-delve/delve ;;
+  deadcode) pkg=golang.org/x/tools/cmd/deadcode; mod=golang.org/x/tools ;;
   shellcheck) install_apt shellcheck; exit ;;
   chromium) install_apt chromium; exit ;;
-  *) echo "install.sh: unknown tool $tool (known: golangci-lint, kind, dlv, shellcheck, chromium)" >&2; exit 2 ;;
+  *) echo "install.sh: unknown tool $tool (known: golangci-lint, kind, dlv, deadcode, shellcheck, chromium)" >&2; exit 2 ;;
 esac
 version=$(cd "$here" && go list -m -f '{{.Version}}' "$mod")
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/minikubelet/tools/$tool-$version

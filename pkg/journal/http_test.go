@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 )
 
 func TestParseQuery(t *testing.T) {
@@ -76,7 +77,7 @@ func getPage(t *testing.T, srv *httptest.Server, query string) Page {
 
 // GET /debug/journal answers a Page with the events after since that match pod and source.
 func TestServeJSON(t *testing.T) {
-	j := New(16)
+	j := NewWithClock(16, clock.RealClock{})
 	j.Record(Event{Source: SourceSyncLoop, Kind: "configCh ADD", Pod: "default/web", UID: "u1", Fields: map[string]string{"source": "api"}})
 	j.Record(Event{Source: SourceLease, Kind: "renew"})
 	j.Record(Event{Source: SourceCRI, Kind: "RunPodSandbox", Pod: "default/web"})
@@ -111,7 +112,7 @@ func TestServeJSON(t *testing.T) {
 // ?wait= holds the request until a matching event is recorded (long poll), or answers an empty
 // page when the wait ends.
 func TestServeJSONLongPoll(t *testing.T) {
-	j := New(16)
+	j := NewWithClock(16, clock.RealClock{})
 	srv := newTestServer(t, j)
 	got := make(chan Page, 1)
 	go func() { got <- getPage(t, srv, "since=0&source=cri&wait=50s") }()
@@ -127,7 +128,7 @@ func TestServeJSONLongPoll(t *testing.T) {
 
 // The page is served as HTML, polls ../journal, and puts event text in with textContent only.
 func TestServeUI(t *testing.T) {
-	srv := newTestServer(t, New(4))
+	srv := newTestServer(t, NewWithClock(4, clock.RealClock{}))
 	resp, err := http.Get(srv.URL + UIPath)
 	if err != nil {
 		t.Fatal(err)
@@ -173,12 +174,12 @@ func TestCheckLoopback(t *testing.T) {
 // The debug listener refuses a non-loopback address before it listens, and serves the journal
 // without authentication on a loopback one until ctx ends.
 func TestDebugServer(t *testing.T) {
-	if _, err := ListenDebug("0.0.0.0:0", New(4)); err == nil || !strings.Contains(err.Error(), "loopback") {
+	if _, err := ListenDebug("0.0.0.0:0", NewWithClock(4, clock.RealClock{})); err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Fatalf("ListenDebug(0.0.0.0:0) = %v, want a refusal", err)
 	}
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
-	j := New(4)
+	j := NewWithClock(4, clock.RealClock{})
 	j.Record(Event{Source: SourceLease, Kind: "renew"})
 	d, err := ListenDebug("127.0.0.1:0", j)
 	if err != nil {

@@ -83,11 +83,8 @@ type Journal struct {
 	changed chan struct{}
 }
 
-// New returns a journal that keeps the latest size events (DefaultSize if size <= 0), stamped by
-// the real clock.
-func New(size int) *Journal { return NewWithClock(size, clock.RealClock{}) }
-
-// NewWithClock is New with the clock that stamps events (tests use a fake one).
+// NewWithClock returns a journal that keeps the latest size events (DefaultSize if size <= 0),
+// stamped by c (the kubelet's clock; tests may pass a fake one).
 func NewWithClock(size int, c clock.PassiveClock) *Journal {
 	if size <= 0 {
 		size = DefaultSize

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
@@ -70,7 +71,7 @@ func TestRingWrapsAround(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := New(tt.size)
+			j := NewWithClock(tt.size, clock.RealClock{})
 			record(j, tt.recorded, Event{Source: SourceLease, Kind: "renew"})
 			p := j.Read(tt.since, Filter{})
 			if got := seqs(p.Events); !slices.Equal(got, tt.want) {
@@ -88,7 +89,7 @@ func TestRingWrapsAround(t *testing.T) {
 }
 
 func TestDefaultSize(t *testing.T) {
-	j := New(0)
+	j := NewWithClock(0, clock.RealClock{})
 	record(j, DefaultSize+10, Event{Source: SourceLease, Kind: "renew"})
 	if got := len(j.Since(0, Filter{})); got != DefaultSize {
 		t.Errorf("kept %d events, want DefaultSize %d", got, DefaultSize)
@@ -97,7 +98,7 @@ func TestDefaultSize(t *testing.T) {
 
 // A filter selects by pod and source; both empty select everything.
 func TestSinceFilters(t *testing.T) {
-	j := New(16)
+	j := NewWithClock(16, clock.RealClock{})
 	j.Record(Event{Source: SourceSyncLoop, Kind: "configCh ADD", Pod: "default/web"})
 	j.Record(Event{Source: SourceLease, Kind: "renew"})
 	j.Record(Event{Source: SourceCRI, Kind: "RunPodSandbox", Pod: "default/web"})
@@ -141,7 +142,7 @@ func TestNilJournal(t *testing.T) {
 // Wait (the follow of `minikubelet journal --follow`) returns what is there at once, and
 // otherwise sleeps until a matching event is recorded, skipping events the filter rejects.
 func TestWaitFollows(t *testing.T) {
-	j := New(16)
+	j := NewWithClock(16, clock.RealClock{})
 	j.Record(Event{Source: SourceLease, Kind: "renew"})
 	ctx := context.Background()
 
@@ -166,7 +167,7 @@ func TestWaitFollows(t *testing.T) {
 }
 
 func TestWaitEndsWithContext(t *testing.T) {
-	j := New(4)
+	j := NewWithClock(4, clock.RealClock{})
 	j.Record(Event{Source: SourceLease, Kind: "renew"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -185,7 +186,7 @@ func TestWaitEndsWithContext(t *testing.T) {
 
 // A restarted kubelet's journal starts again at seq 1: a follower ahead of it must not hang.
 func TestWaitAheadReturnsAtOnce(t *testing.T) {
-	j := New(4)
+	j := NewWithClock(4, clock.RealClock{})
 	j.Record(Event{Source: SourceLease, Kind: "renew"})
 	p, err := j.Wait(context.Background(), 500, Filter{})
 	if err != nil || len(p.Events) != 0 || p.LastSeq != 1 {
@@ -197,7 +198,7 @@ func TestWaitAheadReturnsAtOnce(t *testing.T) {
 // (run with -race).
 func TestConcurrentRecordAndFollow(t *testing.T) {
 	const recorders, perRecorder, followers = 4, 200, 3
-	j := New(recorders * perRecorder)
+	j := NewWithClock(recorders*perRecorder, clock.RealClock{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -249,7 +250,7 @@ func TestText(t *testing.T) {
 }
 
 func BenchmarkRecord(b *testing.B) {
-	j := New(DefaultSize)
+	j := NewWithClock(DefaultSize, clock.RealClock{})
 	e := Event{Source: SourceCRI, Kind: "StartContainer", Pod: "default/web", Fields: map[string]string{"id": "x"}}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -260,7 +261,7 @@ func BenchmarkRecord(b *testing.B) {
 // A Recorder stamps its source and names the pod; the zero Recorder (a component without a
 // journal) records nothing and costs nothing.
 func TestRecorder(t *testing.T) {
-	j := New(8)
+	j := NewWithClock(8, clock.RealClock{})
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "u1"}}
 	rec := j.For(SourcePodWorker)
 	rec.Record("syncing", Pod(pod), map[string]string{"updateType": "create"})

@@ -161,7 +161,7 @@ func (m *Manager) killContainer(ctx context.Context, pod *corev1.Pod, ref journa
 		}
 	}
 	if grace > 0 {
-		grace -= int64(order.waitForTurn(ctx, m.clock, name, grace) / time.Second)
+		grace = remainingGrace(grace, order.waitForTurn(ctx, m.clock, name, grace))
 	}
 	defer order.stopped(name)
 	return m.stopContainer(ctx, ref, id, name, max(grace, minGracePeriod))

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
@@ -205,7 +206,7 @@ func TestImagePullPolicies(t *testing.T) {
 	}
 
 	admin := fake.NewAdminClient(filepath.Join(dir, "cri.sock") + ".admin")
-	if err := admin.FailNextPulls(ctx, "busybox:1.36", 1, "registry unreachable"); err != nil {
+	if err := admin.Inject(ctx, "fail-pulls", fake.FaultArgs{Image: "busybox:1.36", Count: 1, Message: "registry unreachable"}); err != nil {
 		t.Fatal(err)
 	}
 	pod.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
@@ -272,7 +273,7 @@ func TestRunContainerOptions(t *testing.T) {
 // sandbox ID, the container's name and how long it took.
 func TestJournalRecordsCRICalls(t *testing.T) {
 	m, _, ctx, _ := newFakeRuntime(t)
-	j := journal.New(32)
+	j := journal.NewWithClock(32, clock.RealClock{})
 	m.journal = j.For(journal.SourceCRI)
 	pod := podWithCommand(corev1.RestartPolicyAlways, "sleep", "infinity")
 	if err := m.SyncPod(ctx, pod, podStatus(t, ctx, m, pod)).Err(); err != nil {

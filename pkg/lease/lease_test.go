@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/journal"
@@ -227,7 +228,7 @@ func actionVerbs(actions []clienttesting.Action) []string {
 func TestSyncOnceRecordsRenewalsInTheJournal(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
-	j := journal.New(8)
+	j := journal.NewWithClock(8, clock.RealClock{})
 	c, err := New(Config{Client: client, NodeName: "n1", Clock: testingclock.NewFakeClock(time.Now()), Journal: j.For(journal.SourceLease)})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/cri/fake"
 	"github.com/minikubelet/minikubelet/pkg/journal"
@@ -65,7 +66,7 @@ func syncPod(ctx context.Context, t *testing.T, m *kuberuntime.Manager, pod *cor
 func TestEventedAgainstTheFakeCRIRuntime(t *testing.T) {
 	m, clk, ctx, admin, rs := newCRIRuntime(t)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	j := journal.New(256)
+	j := journal.NewWithClock(256, clock.RealClock{})
 	cache := NewCache(clk)
 	g, err := New(Config{Runtime: m, Cache: cache, Clock: clk, Journal: j.For(journal.SourcePLEG)})
 	if err != nil {

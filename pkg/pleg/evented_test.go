@@ -136,7 +136,7 @@ func TestProcessEvent(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			j := journal.New(16)
+			j := journal.NewWithClock(16, clock.RealClock{})
 			e, g, rt, clk, _ := newTestEvented(t, j)
 			clk.SetTime(at(0))
 			if tc.cachedAt != -1 {
@@ -258,7 +258,7 @@ func (c *timerClock) next(ctx context.Context, t *testing.T, what string) time.D
 // stream breaks. Every wait is read from the timer the PLEG armed, then stepped to exactly.
 func TestEventedStreamLifecycle(t *testing.T) {
 	ctx, cancel := context.WithCancel(testContext(t))
-	j := journal.New(64)
+	j := journal.NewWithClock(64, clock.RealClock{})
 	clk := &timerClock{FakeClock: testingclock.NewFakeClock(at(0))}
 	rt := &fakeRuntime{clock: clk.FakeClock}
 	g, err := New(Config{Runtime: rt, Cache: NewCache(clk), Clock: clk, Journal: j.For(journal.SourcePLEG)})

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
@@ -534,7 +535,7 @@ func TestNewValidates(t *testing.T) {
 // The journal gets every event PLEG sends, named by pod (namespace/name) and container or
 // sandbox ID — also for a pod that is gone from the runtime — and none of ContainerChanged.
 func TestRelistRecordsEventsInTheJournal(t *testing.T) {
-	j := journal.New(16)
+	j := journal.NewWithClock(16, clock.RealClock{})
 	g, rt, _ := newTestPLEG(t, Config{Journal: j.For(journal.SourcePLEG)})
 	ctx := context.Background()
 	rt.set(runningPod("a", sandbox("s1", runtimeapi.PodSandboxState_SANDBOX_READY),

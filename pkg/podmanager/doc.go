@@ -17,11 +17,14 @@
 // A static pod and its mirror share namespace and name, never the UID. The kubelet runs the static
 // pod; the mirror only makes it visible (kubectl get pods) and carries its status. When the static
 // pod changes (new hash), the mirror no longer matches (MirrorPodMatches) and the kubelet deletes
-// and recreates it; when the static pod is gone, the mirror is an orphan
-// (GetOrphanedMirrorPodNames) and the kubelet deletes it.
+// and recreates it; when the static pod is gone, the mirror is an orphan (GetOrphanedMirrorPods)
+// and the kubelet's housekeeping (pkg/kubelet/housekeeping.go) deletes it with its UID as a
+// precondition; upstream's HandlePodCleanups takes the orphans' full names from
+// GetPodsAndMirrorPods and deletes by name.
 //
-// The Manager has no loop: the kubelet's syncLoop calls AddPod/UpdatePod/RemovePod for each
-// PodUpdate from podsource, and SetPods once at start.
+// The Manager has no loop: the kubelet's syncLoop handlers (pkg/kubelet/pod_handlers.go) call
+// AddPod/UpdatePod/RemovePod for each PodUpdate from podsource. New starts empty (SetPods(nil), as
+// upstream's NewBasicPodManager).
 //
 // Invariants:
 //   - A pod with the kubernetes.io/config.mirror annotation is only in the mirror maps; every

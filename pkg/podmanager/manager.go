@@ -175,13 +175,3 @@ func (m *Manager) GetOrphanedMirrorPods() []*corev1.Pod {
 	})
 	return orphans
 }
-
-// GetOrphanedMirrorPodNames returns "namespace/name" of each orphaned mirror pod, sorted.
-func (m *Manager) GetOrphanedMirrorPodNames() []string {
-	orphans := m.GetOrphanedMirrorPods()
-	names := make([]string, 0, len(orphans))
-	for _, pod := range orphans {
-		names = append(names, fullName(pod).String())
-	}
-	return names
-}

@@ -45,6 +45,15 @@ func podUIDs(pods []*corev1.Pod) []string {
 	return out
 }
 
+// orphanNames is "namespace/name" of each mirror pod GetOrphanedMirrorPods returns, in its order.
+func orphanNames(m *Manager) []string {
+	out := []string{}
+	for _, p := range m.GetOrphanedMirrorPods() {
+		out = append(out, p.Namespace+"/"+p.Name)
+	}
+	return out
+}
+
 // Pins upstream basicManager: mirror pods arrive as ordinary pods from the apiserver source and
 // are sorted into the mirror maps by their config.mirror annotation; GetPods and the lookups by
 // UID and name see regular and static pods only; a mirror finds its static pod by name and back.
@@ -90,7 +99,7 @@ func TestManagerSortsMirrorPods(t *testing.T) {
 	if !m.IsMirrorPod(mirror) || m.IsMirrorPod(static) || m.IsMirrorPod(regular) {
 		t.Error("IsMirrorPod wrong")
 	}
-	if names := m.GetOrphanedMirrorPodNames(); len(names) != 0 {
+	if names := orphanNames(m); len(names) != 0 {
 		t.Errorf("orphans = %v, want none while the static pod exists", names)
 	}
 
@@ -114,11 +123,11 @@ func TestOrphanedMirrorPods(t *testing.T) {
 		mirrorPod("kube-system", "apiserver-n1", "m2", "h2"),
 		mirrorPod("default", "old-n1", "m3", "h0"),
 	})
-	if got := m.GetOrphanedMirrorPodNames(); !slices.Equal(got, []string{"default/old-n1"}) {
+	if got := orphanNames(m); !slices.Equal(got, []string{"default/old-n1"}) {
 		t.Errorf("orphans = %v, want [default/old-n1]", got)
 	}
 	m.RemovePod(etcd)
-	if got := m.GetOrphanedMirrorPodNames(); !slices.Equal(got, []string{"default/old-n1", "kube-system/etcd-n1"}) {
+	if got := orphanNames(m); !slices.Equal(got, []string{"default/old-n1", "kube-system/etcd-n1"}) {
 		t.Errorf("orphans = %v after removing etcd, want default/old-n1 and kube-system/etcd-n1", got)
 	}
 	if got := m.GetOrphanedMirrorPods(); len(got) != 2 || got[1].UID != "m1" {
@@ -126,7 +135,7 @@ func TestOrphanedMirrorPods(t *testing.T) {
 	}
 	m.RemovePod(mirrorPod("kube-system", "etcd-n1", "m1", "h1"))
 	m.RemovePod(mirrorPod("default", "old-n1", "m3", "h0"))
-	if got := m.GetOrphanedMirrorPodNames(); len(got) != 0 {
+	if got := orphanNames(m); len(got) != 0 {
 		t.Errorf("orphans = %v after removing the mirrors, want none", got)
 	}
 }
@@ -155,7 +164,7 @@ func TestManagerConcurrentUse(t *testing.T) {
 			p := pod("default", "p", string(rune('a'+i)), nil)
 			m.AddPod(p)
 			m.GetPods()
-			m.GetOrphanedMirrorPodNames()
+			orphanNames(m)
 			m.RemovePod(p)
 		})
 	}

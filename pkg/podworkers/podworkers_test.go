@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -379,7 +380,7 @@ func TestJournalRecordsWorkerLife(t *testing.T) {
 	r := newRecorder()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
-	j := journal.New(64)
+	j := journal.NewWithClock(64, clock.RealClock{})
 	w, err := New(ctx, Config{Syncer: r, Cache: nowCache{}, Clock: testingclock.NewFakeClock(time.Now()), Journal: j.For(journal.SourcePodWorker)})
 	if err != nil {
 		t.Fatal(err)

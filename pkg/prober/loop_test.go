@@ -260,3 +260,10 @@ func TestWorkerEndsForTerminalPod(t *testing.T) {
 	e.clock.Step(10 * time.Second)
 	waitUntil(t, "the worker ended", func() bool { return e.m.workerCount() == 0 })
 }
+
+// workerCount is the number of probe workers m runs.
+func (m *Manager) workerCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.workers)
+}

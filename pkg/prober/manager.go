@@ -253,13 +253,6 @@ func (m *Manager) logger() klog.Logger {
 	return klog.FromContext(m.ctx)
 }
 
-// workerCount is the number of workers. For tests.
-func (m *Manager) workerCount() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.workers)
-}
-
 // resultsFor returns the results manager of kind.
 func (m *Manager) resultsFor(kind Kind) *ResultsManager {
 	switch kind {

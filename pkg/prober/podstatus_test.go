@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -66,10 +67,10 @@ func TestUpdatePodStatus(t *testing.T) {
 				cs.State.Running.StartedAt = metav1.NewTime(e.m.start.Add(-time.Minute))
 			}
 			if tc.startup != nil {
-				e.m.cfg.Startup.Set(testContainerID, *tc.startup, pod)
+				e.m.cfg.Startup.set(context.Background(), testContainerID, *tc.startup, pod)
 			}
 			if tc.readiness != nil {
-				e.m.cfg.Readiness.Set(testContainerID, *tc.readiness, pod)
+				e.m.cfg.Readiness.set(context.Background(), testContainerID, *tc.readiness, pod)
 			}
 			status := &corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{cs}}
 
@@ -104,7 +105,7 @@ func TestUpdatePodStatusInitContainers(t *testing.T) {
 		Containers:     []corev1.Container{{Name: "main"}},
 	}}
 	e.m.AddPod(pod)
-	e.m.cfg.Readiness.Set("containerd://sidecar", Success, pod)
+	e.m.cfg.Readiness.set(context.Background(), "containerd://sidecar", Success, pod)
 	exited := func(code int32) corev1.ContainerState {
 		return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}
 	}

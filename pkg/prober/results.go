@@ -68,15 +68,11 @@ func (m *ResultsManager) Get(containerID string) (Result, bool) {
 	return r, ok
 }
 
-// Set caches r for the container and, when that changes the cached value (or there was none),
-// sends an Update with pod's UID. Like upstream it blocks while the Updates channel is full:
-// someone must read it. The probe workers use set, which also gives up when their context ends.
-func (m *ResultsManager) Set(containerID string, r Result, pod *corev1.Pod) {
-	m.set(context.Background(), containerID, r, pod)
-}
-
-// set is Set that stops waiting for room on the channel when ctx ends (the cache is updated
-// anyway). It reports whether the value changed.
+// set caches r for the container and, when that changes the cached value (or there was none),
+// sends an Update with pod's UID, waiting while the Updates channel is full — someone must read
+// it — until ctx ends (the cache is updated anyway). It reports whether the value changed.
+// Upstream's Set is the same without ctx: it blocks for as long as the channel stays full. The
+// probe workers call set with their context, so they end with the Manager.
 func (m *ResultsManager) set(ctx context.Context, containerID string, r Result, pod *corev1.Pod) bool {
 	if !m.store(containerID, r) {
 		return false

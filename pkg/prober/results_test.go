@@ -31,7 +31,7 @@ func TestResultsManagerUpdatesOnChangeOnly(t *testing.T) {
 				t.Fatalf("step %d: Get after Remove found a result", i)
 			}
 		} else {
-			m.Set("c://1", s.set, pod)
+			m.set(context.Background(), "c://1", s.set, pod)
 			if r, _ := m.Get("c://1"); r != s.set {
 				t.Fatalf("step %d: Get = %v, want %v", i, r, s.set)
 			}
@@ -44,7 +44,7 @@ func TestResultsManagerUpdatesOnChangeOnly(t *testing.T) {
 			if u != (Update{ContainerID: "c://1", Result: s.set, PodUID: "u"}) {
 				t.Fatalf("step %d: update = %+v", i, u)
 			}
-		default: // Set sends before it returns: an empty channel means no update
+		default: // set sends before it returns: an empty channel means no update
 			if s.wantUpdate {
 				t.Fatalf("step %d: no update", i)
 			}
@@ -58,7 +58,7 @@ func TestResultsManagerSetGivesUpOnContextEnd(t *testing.T) {
 	m := NewResultsManager()
 	pod := &corev1.Pod{}
 	for i := range updatesBuffer {
-		m.Set(string(rune('a'+i)), Success, pod)
+		m.set(context.Background(), string(rune('a'+i)), Success, pod)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -25,7 +25,7 @@ import (
 type cacheStore[T object] struct {
 	kind  kind[T]
 	clock clock.PassiveClock
-	ttl   func() time.Duration
+	ttl   time.Duration
 
 	// mu guards items and each item's refs and data pointer. It is never held during a GET.
 	mu    sync.Mutex
@@ -51,7 +51,7 @@ type cacheData[T object] struct {
 
 var _ objectStore[*corev1.Secret] = (*cacheStore[*corev1.Secret])(nil)
 
-func newCacheStore[T object](k kind[T], c clock.PassiveClock, ttl func() time.Duration) *cacheStore[T] {
+func newCacheStore[T object](k kind[T], c clock.PassiveClock, ttl time.Duration) *cacheStore[T] {
 	return &cacheStore[T]{kind: k, clock: c, ttl: ttl, items: map[objectKey]*cacheItem[T]{}}
 }
 
@@ -101,7 +101,7 @@ func (s *cacheStore[T]) Get(ctx context.Context, namespace, name string) (T, err
 
 	data.mu.Lock()
 	defer data.mu.Unlock()
-	if data.fetched && data.err == nil && isFresh(data.fetchedAt, s.clock.Now(), s.ttl()) {
+	if data.fetched && data.err == nil && isFresh(data.fetchedAt, s.clock.Now(), s.ttl) {
 		s.kind.note("cache hit", namespace, name)
 		return data.object, nil
 	}
@@ -146,33 +146,4 @@ func isOlder(candidate, current metav1.Object) bool {
 	c, err1 := strconv.ParseUint(candidate.GetResourceVersion(), 10, 64)
 	h, err2 := strconv.ParseUint(current.GetResourceVersion(), 10, 64)
 	return err1 == nil && err2 == nil && c < h
-}
-
-// effectiveTTL is the node's TTL when getNodeTTL provides one, else the configured TTL.
-func effectiveTTL(configured time.Duration, getNodeTTL func() (time.Duration, bool)) time.Duration {
-	if getNodeTTL != nil {
-		if ttl, ok := getNodeTTL(); ok {
-			return ttl
-		}
-	}
-	return configured
-}
-
-// NodeTTL reads the node.alpha.kubernetes.io/ttl annotation (whole seconds) that
-// kube-controller-manager's TTL controller puts on every Node: 0 s for small clusters, growing
-// with the node count so big clusters send fewer GETs. Use it to build Config.GetNodeTTL from the
-// kubelet's node lister. Upstream: GetObjectTTLFromNodeFunc in cache_based_manager.go.
-func NodeTTL(node *corev1.Node) (time.Duration, bool) {
-	if node == nil {
-		return 0, false
-	}
-	value, ok := node.Annotations[corev1.ObjectTTLAnnotationKey]
-	if !ok {
-		return 0, false
-	}
-	seconds, err := strconv.Atoi(value)
-	if err != nil {
-		return 0, false
-	}
-	return time.Duration(seconds) * time.Second, true
 }

@@ -100,35 +100,6 @@ func TestCacheRegisterInvalidates(t *testing.T) {
 	}
 }
 
-// Pins GetObjectTTLFromNodeFunc: the node's node.alpha.kubernetes.io/ttl overrides the default.
-func TestCacheNodeTTLOverrides(t *testing.T) {
-	tests := []struct {
-		name     string
-		nodeTTL  func() (time.Duration, bool)
-		step     time.Duration
-		wantGets int
-	}{
-		{name: "no annotation: default 1m holds after 30s", nodeTTL: func() (time.Duration, bool) { return 0, false }, step: 30 * time.Second, wantGets: 1},
-		{name: "annotation 10s: refetch after 10s", nodeTTL: func() (time.Duration, bool) { return 10 * time.Second, true }, step: 10 * time.Second, wantGets: 2},
-		{name: "annotation 0s: every Get fetches", nodeTTL: func() (time.Duration, bool) { return 0, true }, step: 0, wantGets: 2},
-		{name: "annotation 5m: holds past the default 1m", nodeTTL: func() (time.Duration, bool) { return 5 * time.Minute, true }, step: 2 * time.Minute, wantGets: 1},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			r := newRig(t, Config{Strategy: StrategyCache, GetNodeTTL: tc.nodeTTL}, configMap("app", "v1"))
-			r.m.RegisterPod(podWith("web", "uid-1", nil, []string{"app"}))
-			for range 2 {
-				if _, err := r.m.GetConfigMap(ctx, ns, "app"); err != nil {
-					t.Fatal(err)
-				}
-				r.clock.Step(tc.step)
-			}
-			r.wantRequests(tc.name, "configmaps", tc.wantGets, 0, 0)
-		})
-	}
-}
-
 // Pins DeleteReference (entry dropped with its last pod), the "not registered" error, and
 // NotFound handling: a NotFound is returned, and the next Get asks again.
 func TestCacheRefCountsAndErrors(t *testing.T) {

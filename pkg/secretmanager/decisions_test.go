@@ -122,40 +122,6 @@ func TestCacheDecisions(t *testing.T) {
 			}
 		}
 	})
-	t.Run("NodeTTL", func(t *testing.T) {
-		node := func(annotations map[string]string) *corev1.Node {
-			return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: annotations}}
-		}
-		tests := []struct {
-			name   string
-			node   *corev1.Node
-			want   time.Duration
-			wantOK bool
-		}{
-			{"no node", nil, 0, false},
-			{"no annotation", node(nil), 0, false},
-			{"15 seconds", node(map[string]string{corev1.ObjectTTLAnnotationKey: "15"}), 15 * time.Second, true},
-			{"zero is a valid TTL", node(map[string]string{corev1.ObjectTTLAnnotationKey: "0"}), 0, true},
-			{"garbage ignored", node(map[string]string{corev1.ObjectTTLAnnotationKey: "15s"}), 0, false},
-		}
-		for _, tc := range tests {
-			got, ok := NodeTTL(tc.node)
-			if got != tc.want || ok != tc.wantOK {
-				t.Errorf("%s: NodeTTL = (%s, %v), want (%s, %v)", tc.name, got, ok, tc.want, tc.wantOK)
-			}
-		}
-	})
-	t.Run("effectiveTTL", func(t *testing.T) {
-		if got := effectiveTTL(time.Minute, nil); got != time.Minute {
-			t.Errorf("no node TTL func: %s, want the configured 1m", got)
-		}
-		if got := effectiveTTL(time.Minute, func() (time.Duration, bool) { return 0, false }); got != time.Minute {
-			t.Errorf("node without annotation: %s, want the configured 1m", got)
-		}
-		if got := effectiveTTL(time.Minute, func() (time.Duration, bool) { return 10 * time.Second, true }); got != 10*time.Second {
-			t.Errorf("node annotation: %s, want it to override with 10s", got)
-		}
-	})
 }
 
 // Pins NewWatchBasedManager's maxIdleTime = 5 × resync, floored at minIdleTime (1 min), and the

@@ -23,8 +23,8 @@
 //	strategy | requests per GetSecret           | staleness                     | cost
 //	---------+----------------------------------+-------------------------------+---------------------------------
 //	Get      | 1 GET, always                    | none                          | apiserver load ∝ pod syncs
-//	Cache    | 0 within the TTL, else 1 GET;    | up to TTL (1 min, or the      | one GET per object per TTL;
-//	         | the first Get after a new pod    | node's ttl annotation)        | entries dropped with the last pod
+//	Cache    | 0 within the TTL, else 1 GET;    | up to TTL (1 min)             | one GET per object per TTL;
+//	         | the first Get after a new pod    |                               | entries dropped with the last pod
 //	         | references it always GETs        |                               |
 //	Watch    | 0; the object's first reference  | watch latency (~ms)           | one open WATCH per referenced
 //	(default)| starts 1 LIST + 1 WATCH, shared  |                               | object, kept 5× Resync after its
@@ -70,6 +70,11 @@
 //     reference (a re-created pod finds it warm), and a referenced object always keeps its watch.
 //   - Watch: Get waits for the first sync on a channel for up to 5 s (upstream polls every 10 ms
 //     for 1 s). Immutability is noticed on Get, as upstream.
+//   - Cache: the TTL is Config.TTL (1 min). Upstream's Cache strategy takes it from the Node's
+//     node.alpha.kubernetes.io/ttl annotation when present (GetObjectTTLFromNodeFunc), which
+//     kube-controller-manager's TTL controller sets from the cluster size: 0 s up to 100 nodes
+//     (upstream then GETs on every Get), 15 s to 5 min beyond. We do not read it: the TTL stays
+//     1 min whatever the cluster size.
 //   - Name collection skips the secretRefs of in-tree volume plugins and CSI (see SecretNames).
 //   - No shutdown: like upstream (wait.NeverStop) the stores live as long as the kubelet.
 package secretmanager

@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/journal"
 )
@@ -55,7 +56,7 @@ func TestJournalRecordsRequestsAndCacheHits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.strategy), func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			j := journal.New(16)
+			j := journal.NewWithClock(16, clock.RealClock{})
 			r := newRig(t, Config{Strategy: tt.strategy, Journal: j.For(journal.SourceSecrets)}, secret("db", "v1"))
 			r.m.RegisterPod(podWith("web", "uid-1", []string{"db"}, nil))
 			if tt.strategy == StrategyWatch {

@@ -74,10 +74,6 @@ type Config struct {
 	Clock clock.WithDelayedExecution
 	// TTL is the Cache strategy's time to live, default 1 min.
 	TTL time.Duration
-	// GetNodeTTL, if set, overrides TTL when it returns true: the kubelet passes the Node's
-	// node.alpha.kubernetes.io/ttl annotation (see NodeTTL), which the TTL controller in
-	// kube-controller-manager sets from the cluster size. Called on every cache lookup: keep it cheap.
-	GetNodeTTL func() (time.Duration, bool)
 	// Resync is the kubelet's syncFrequency, default 1 min. The Watch strategy drops the watch of
 	// an object no pod references after 5× Resync (at least 1 min): upstream's maxIdleTime, applied
 	// to unreferenced objects (see the package doc).
@@ -139,9 +135,8 @@ func New(cfg Config) (Manager, error) {
 		m.secrets = getStore[*corev1.Secret]{kind: secrets}
 		m.configMaps = getStore[*corev1.ConfigMap]{kind: configMaps}
 	case StrategyCache:
-		ttl := func() time.Duration { return effectiveTTL(cfg.TTL, cfg.GetNodeTTL) }
-		m.secrets = newCacheStore(secrets, cfg.Clock, ttl)
-		m.configMaps = newCacheStore(configMaps, cfg.Clock, ttl)
+		m.secrets = newCacheStore(secrets, cfg.Clock, cfg.TTL)
+		m.configMaps = newCacheStore(configMaps, cfg.Clock, cfg.TTL)
 	case StrategyWatch:
 		idle := idleTimeout(cfg.Resync)
 		m.secrets = newWatchStore(secrets, cfg.Client, cfg.Clock, idle, logger)

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/journal"
 )
@@ -292,12 +293,12 @@ func TestAnonymous(t *testing.T) {
 	}
 
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	s.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	if rec.Code != http.StatusOK {
 		t.Errorf("anonymous /healthz: got %d, want 200", rec.Code)
 	}
 	rec = httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/pods", nil))
+	s.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/pods", nil))
 	if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "user=system:anonymous") {
 		t.Errorf("anonymous /pods: got %d %q, want 403 for system:anonymous", rec.Code, rec.Body.String())
 	}
@@ -312,14 +313,14 @@ func TestAnonymous(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec = httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	s.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	if rec.Code != http.StatusUnauthorized {
 		t.Errorf("anonymous /healthz with anonymous auth off: got %d, want 401", rec.Code)
 	}
 }
 
 func testJournal() *journal.Journal {
-	j := journal.New(8)
+	j := journal.NewWithClock(8, clock.RealClock{})
 	j.Record(journal.Event{Source: journal.SourceCRI, Kind: "StartContainer", Pod: "default/web"})
 	return j
 }

@@ -82,7 +82,7 @@ func TestContainerLogs(t *testing.T) {
 	}
 
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet,
+	s.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet,
 		"/containerLogs/default/web/app?tailLines=2&timestamps=true&previous=true&limitBytes=100", nil))
 	if rec.Code != http.StatusOK || rec.Body.String() != "out 1\nerr 1\n" {
 		t.Fatalf("got %d %q, want 200 with stdout then stderr", rec.Code, rec.Body.String())
@@ -102,7 +102,7 @@ func TestContainerLogs(t *testing.T) {
 		{"/containerLogs/default/nope/app", http.StatusNotFound},
 	} {
 		rec := httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
+		s.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
 		if rec.Code != tc.want {
 			t.Errorf("GET %s: got %d %q, want %d", tc.path, rec.Code, rec.Body.String(), tc.want)
 		}
@@ -118,7 +118,7 @@ func TestContainerLogsFollowFlushes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s.Handler())
+	srv := httptest.NewServer(s.handler)
 	defer srv.Close()
 
 	// Generous: without flushing the first read would never return; this turns a hang into a failure.

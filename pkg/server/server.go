@@ -277,9 +277,6 @@ func setDefaultsAndValidate(cfg *Config) error {
 	return nil
 }
 
-// Handler returns the authenticated and authorized mux (what Run serves), for tests.
-func (s *Server) Handler() http.Handler { return s.handler }
-
 // Run serves HTTPS on Config.Listener, or else on Address:Port, until ctx is done, then shuts
 // down gracefully and returns nil. It returns an error if it cannot listen or serving fails.
 func (s *Server) Run(ctx context.Context) error {

@@ -70,7 +70,7 @@ func TestInfoEndpoints(t *testing.T) {
 	}
 	get := func(path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		s.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		return rec
 	}
 
@@ -110,7 +110,7 @@ func TestInfoEndpoints(t *testing.T) {
 	}
 	for _, path := range []string{"/metrics", "/configz", "/debug/pprof/heap"} {
 		rec := httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		s.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		if rec.Code != http.StatusNotFound {
 			t.Errorf("%s without a source: got %d, want 404", path, rec.Code)
 		}

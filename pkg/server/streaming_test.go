@@ -24,7 +24,7 @@ func newStreamingServer(t *testing.T) (addr string, streaming *fakeStreaming, ru
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s.Handler())
+	srv := httptest.NewServer(s.handler)
 	t.Cleanup(srv.Close)
 	return srv.Listener.Addr().String(), streaming, runtimeSrv
 }
@@ -160,7 +160,7 @@ func TestStreamingErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := httptest.NewRecorder()
-			s.Handler().ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+			s.handler.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
 			if rec.Code != tc.want {
 				t.Errorf("got %d %q, want %d", rec.Code, rec.Body.String(), tc.want)
 			}
@@ -180,7 +180,7 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/run/default/web/app?cmd=echo+hello", nil))
+	s.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/run/default/web/app?cmd=echo+hello", nil))
 	if rec.Code != http.StatusOK || rec.Body.String() != "hello\nwarn\n" {
 		t.Errorf("got %d %q, want 200 with stdout then stderr", rec.Code, rec.Body.String())
 	}
@@ -193,12 +193,12 @@ func TestRun(t *testing.T) {
 	streaming.mu.Unlock()
 
 	rec = httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/run/default/web/app?cmd=false", nil))
+	s.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/run/default/web/app?cmd=false", nil))
 	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "exit code: 3") {
 		t.Errorf("non-zero exit: got %d %q, want 500 naming exit code 3", rec.Code, rec.Body.String())
 	}
 	rec = httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/run/default/web/app", nil))
+	s.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/run/default/web/app", nil))
 	if rec.Code != http.StatusBadRequest {
 		t.Errorf("no cmd: got %d, want 400", rec.Code)
 	}

@@ -6,7 +6,7 @@
 // upstream, four here:
 //
 //   - manager.go: Config, New, the cache and its setters (manager, SetPodStatus,
-//     SetContainerReadiness, TerminatePod, updateStatusInternal);
+//     SetContainerReadiness, updateStatusInternal);
 //   - sync.go: Run and one sync (Start, syncBatch, needsReconcile, syncPod);
 //   - generate.go: the conditions the kubelet owns (status/generate.go, kubetypes
 //     PodConditionByKubelet) and TerminatedStatus;
@@ -17,7 +17,7 @@
 // The loop (Run) repeats syncLoopIteration, one turn at a time on a single goroutine, so two
 // syncs never race:
 //
-//	SetPodStatus / SetContainerReadiness / TerminatePod            ← callers, never block
+//	SetPodStatus / SetContainerReadiness                           ← callers, never block
 //	   SetPodStatus: observedGeneration = the pod's generation
 //	   prepareStatus: keep lastTransitionTime of unchanged conditions, keep startTime, never
 //	                  lower observedGeneration, truncate times to seconds (as the API stores
@@ -63,8 +63,9 @@
 // pod creation (podmanager does that); no container state transition checks; no DisruptionTarget
 // of its own (one set by others is kept, as any condition the kubelet does not own); no
 // UnknownContainerStatuses reason (a pod without container statuses has them all unknown); no
-// delay of a terminal phase while containers may still run;
-// TerminatePod marks every not-terminated container status, init containers included; no
-// update notifiers or metrics. The setters do not log (they have no context): the loop logs what
-// it sends, at V(2) per pod change and V(4) per loop detail.
+// delay of a terminal phase while containers may still run; no TerminatePod method: the kubelet
+// passes TerminatedStatus (upstream TerminatePod's rewrite of the status, pure here) to
+// SetPodStatus once a pod's containers are stopped; no update notifiers or metrics. The setters
+// do not log (they have no context): the loop logs what it sends, at V(2) per pod change and
+// V(4) per loop detail.
 package statusmanager

@@ -1,7 +1,7 @@
 package statusmanager
 
 // The manager and its cache of pod statuses, which the setters fill (upstream: status_manager.go
-// manager, SetPodStatus, SetContainerReadiness, TerminatePod, updateStatusInternal).
+// manager, SetPodStatus, SetContainerReadiness, updateStatusInternal).
 
 import (
 	"errors"
@@ -181,20 +181,6 @@ func (m *Manager) setContainer(podUID types.UID, containerID string, change func
 			return
 		}
 	}
-}
-
-// TerminatePod marks every container of pod that never reported an end as terminated with an
-// unknown status and moves the pod to a terminal phase (TerminatedStatus), then triggers a
-// sync. The pod workers call it when they are done with a pod, so its status never claims a
-// container still runs.
-func (m *Manager) TerminatePod(pod *corev1.Pod) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	base := pod.Status
-	if e, ok := m.statuses[pod.UID]; ok {
-		base = e.status
-	}
-	m.updateLocked(pod, TerminatedStatus(pod, base), true)
 }
 
 // RemoveOrphanedStatuses drops the cached statuses of pods not in podUIDs (the pods the kubelet

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -383,34 +384,6 @@ func TestSyncAllReconcilesStatusChangedByOthers(t *testing.T) {
 	}
 }
 
-// Upstream TerminatePod, through the cache: containers the kubelet cannot account for are
-// reported as ContainerStatusUnknown / 137, and the pod fails.
-func TestTerminatePod(t *testing.T) {
-	pod := testPod("uid-1")
-	m, _, _ := newTestManager(t, Config{}, pod)
-	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running("a", "fake://a", true), terminated("b", 0)}})
-	m.TerminatePod(pod)
-	got, _ := m.GetPodStatus(pod.UID)
-	if got.Phase != corev1.PodFailed {
-		t.Errorf("phase = %s, want Failed", got.Phase)
-	}
-	if term := got.ContainerStatuses[0].State.Terminated; term == nil || term.Reason != "ContainerStatusUnknown" || term.ExitCode != 137 {
-		t.Errorf("container a = %+v, want terminated ContainerStatusUnknown 137", got.ContainerStatuses[0].State)
-	}
-	if m.statuses[pod.UID].version != 2 {
-		t.Errorf("version = %d, want 2", m.statuses[pod.UID].version)
-	}
-
-	// A pod the manager never saw starts from its API status.
-	other := testPod("uid-2")
-	other.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{waiting("x")}}
-	m.TerminatePod(other)
-	got, _ = m.GetPodStatus(other.UID)
-	if got.Phase != corev1.PodSucceeded || got.ContainerStatuses[0].State.Terminated == nil {
-		t.Errorf("status = %+v, want Succeeded with x terminated", got)
-	}
-}
-
 // Upstream SetContainerReadiness: a probe result flips the container's ready flag, and Ready and
 // ContainersReady follow (True only when every container is ready).
 func TestSetContainerReadiness(t *testing.T) {
@@ -628,7 +601,7 @@ func TestMirrorPodTranslation(t *testing.T) {
 // response code (also a refused one), and the final delete of a deleted pod.
 func TestJournalRecordsVersionsPatchesAndDelete(t *testing.T) {
 	pod := testPod("uid-1")
-	j := journal.New(32)
+	j := journal.NewWithClock(32, clock.RealClock{})
 	m, client, ctx := newTestManager(t, Config{Journal: j.For(journal.SourceStatus)}, pod)
 	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running("a", "fake://a", true)}})
 	if err := m.syncPod(ctx, pod.UID); err != nil {

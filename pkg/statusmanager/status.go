@@ -13,7 +13,7 @@ import (
 )
 
 const (
-	// Upstream kubecontainer.ContainerReasonStatusUnknown and the message TerminatePod writes.
+	// Upstream kubecontainer.ContainerReasonStatusUnknown and the message its TerminatePod writes.
 	reasonStatusUnknown  = "ContainerStatusUnknown"
 	messageStatusUnknown = "The container could not be located when the pod was terminated"
 	// exitCodeUnknown is 128+SIGKILL: what upstream reports for a container it cannot find.

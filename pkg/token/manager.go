@@ -118,20 +118,9 @@ func (m *Manager) requestToken(ctx context.Context, namespace, name string, tr *
 	}
 }
 
-// DeleteServiceAccountToken forgets every token bound to the pod; call it when the pod is gone
-// (upstream: the projected volume's TearDown).
-func (m *Manager) DeleteServiceAccountToken(podUID types.UID) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for key := range m.cache {
-		if key.podUID == podUID {
-			delete(m.cache, key)
-		}
-	}
-}
-
-// CleanupPods forgets the tokens of pods not in keep, as DeleteServiceAccountToken does for one
-// pod, and every token that has expired. Housekeeping calls it.
+// CleanupPods forgets the tokens of pods not in keep (upstream: DeleteServiceAccountToken, which
+// the projected volume's TearDown calls for one pod), and every token that has expired.
+// Housekeeping calls it.
 func (m *Manager) CleanupPods(keep map[types.UID]bool) {
 	now := m.cfg.Clock.Now()
 	m.mu.Lock()
@@ -141,13 +130,6 @@ func (m *Manager) CleanupPods(keep map[types.UID]bool) {
 			delete(m.cache, key)
 		}
 	}
-}
-
-// Len is the number of cached tokens.
-func (m *Manager) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.cache)
 }
 
 func keyFor(namespace, name string, tr *authenticationv1.TokenRequest) cacheKey {

@@ -237,8 +237,8 @@ func TestGetServiceAccountTokenKeys(t *testing.T) {
 			t.Errorf("request %d: %d TokenRequests, want %d", i, len(sas), want)
 		}
 	}
-	if m.Len() != 5 {
-		t.Errorf("%d cached tokens, want 5", m.Len())
+	if n := cachedTokens(m); n != 5 {
+		t.Errorf("%d cached tokens, want 5", n)
 	}
 }
 
@@ -309,8 +309,9 @@ func TestGetServiceAccountTokenWaitsForANewPod(t *testing.T) {
 	}
 }
 
-// Upstream DeleteServiceAccountToken (volume teardown) and the cleanup of expired tokens: a gone
-// pod's tokens are forgotten at once, a kept pod's once they have expired.
+// Upstream DeleteServiceAccountToken (volume teardown), done by housekeeping's CleanupPods, and
+// the cleanup of expired tokens: a gone pod's tokens are forgotten at once, a kept pod's once they
+// have expired.
 func TestCleanup(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	s := newTokenServer()
@@ -325,14 +326,14 @@ func TestCleanup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m.DeleteServiceAccountToken("uid-2")
-	if m.Len() != 3 {
-		t.Errorf("after DeleteServiceAccountToken(uid-2): %d cached tokens, want 3", m.Len())
+	m.CleanupPods(map[types.UID]bool{"uid-1": true, "uid-3": true})
+	if n := cachedTokens(m); n != 3 {
+		t.Errorf("after CleanupPods(keep uid-1, uid-3): %d cached tokens, want 3", n)
 	}
 	s.clock.Step(600 * time.Second) // web's vault token expires
 	m.CleanupPods(map[types.UID]bool{"uid-1": true})
-	if m.Len() != 1 {
-		t.Errorf("after CleanupPods(keep uid-1) with one expired: %d cached tokens, want 1", m.Len())
+	if n := cachedTokens(m); n != 1 {
+		t.Errorf("after CleanupPods(keep uid-1) with one expired: %d cached tokens, want 1", n)
 	}
 	if _, err := m.GetServiceAccountToken(ctx, "shop", "default", podRequest("web", "uid-1", "", ptr.To[int64](3607))); err != nil {
 		t.Fatal(err)
@@ -340,4 +341,11 @@ func TestCleanup(t *testing.T) {
 	if sas, _ := s.requests(); len(sas) != 4 {
 		t.Errorf("%d TokenRequests, want 4: the kept, valid token is still cached", len(sas))
 	}
+}
+
+// cachedTokens is the number of tokens m holds.
+func cachedTokens(m *Manager) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.cache)
 }

@@ -46,11 +46,6 @@ type AtomicWriter struct {
 	Clock clock.PassiveClock
 }
 
-// WriteAtomic is AtomicWriter{}.Write with the real clock and a background logger.
-func WriteAtomic(dir string, payload map[string]FileProjection) (changed bool, err error) {
-	return AtomicWriter{}.Write(context.Background(), dir, payload)
-}
-
 // Write makes dir hold exactly payload (keys are paths relative to dir). dir must exist.
 // changed reports whether anything a reader can see changed; writing the payload that is
 // already on disk changes nothing. The steps, as upstream AtomicWriter.Write:

@@ -2,6 +2,7 @@ package volume
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -34,7 +35,7 @@ func generation(g int) map[string]FileProjection {
 func TestAtomicWriterSurvivesSIGKILL(t *testing.T) {
 	if dir := os.Getenv(killWriterEnv); dir != "" {
 		for g := 0; ; g++ {
-			if _, err := WriteAtomic(dir, generation(g)); err != nil {
+			if _, err := (AtomicWriter{}).Write(context.Background(), dir, generation(g)); err != nil {
 				os.Stderr.WriteString(err.Error() + "\n")
 				os.Exit(2)
 			}

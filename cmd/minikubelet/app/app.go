@@ -56,14 +56,10 @@ func isUsageError(err error) bool {
 	return errors.As(err, &u)
 }
 
-// NewRootCommand returns the `minikubelet` command: with no subcommand it runs the kubelet.
-func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
-	return newRootCommand(stdout, stderr, run)
-}
-
 // runFunc runs the kubelet with complete, validated options (run; tests pass their own).
 type runFunc func(ctx context.Context, o *options.Options) error
 
+// newRootCommand returns the `minikubelet` command: with no subcommand it runs the kubelet (run).
 func newRootCommand(stdout, stderr io.Writer, run runFunc) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "minikubelet",

@@ -144,21 +144,12 @@ func (c *AdminClient) Inject(ctx context.Context, name string, args FaultArgs) e
 	return c.call(ctx, http.MethodPost, f.Path, args, nil)
 }
 
-// KillContainer, FailNextPulls and AddLatency are Inject for the faults that tests use most.
+// KillContainer is Inject for the fault hack/bench uses; other callers name the fault, as the
+// fake-runtime inject command does: Inject(ctx, "fail-pulls", FaultArgs{…}).
 
 // KillContainer asks the runtime to end a running container with exitCode.
 func (c *AdminClient) KillContainer(ctx context.Context, id string, exitCode int32) error {
 	return c.Inject(ctx, "kill-container", FaultArgs{ID: id, ExitCode: exitCode})
-}
-
-// FailNextPulls asks the runtime to fail the next n pulls of image with message.
-func (c *AdminClient) FailNextPulls(ctx context.Context, image string, n int, message string) error {
-	return c.Inject(ctx, "fail-pulls", FaultArgs{Image: image, Count: n, Message: message})
-}
-
-// AddLatency asks the runtime to delay a CRI method ("*" for all) by d; d <= 0 removes it.
-func (c *AdminClient) AddLatency(ctx context.Context, method string, d time.Duration) error {
-	return c.Inject(ctx, "latency", FaultArgs{Method: method, Duration: d.String()})
 }
 
 // State fetches the runtime's sandboxes, containers and images.

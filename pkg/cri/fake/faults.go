@@ -280,12 +280,6 @@ func (r *Runtime) Inject(name string, args FaultArgs) error {
 	return f.applyLocked(r, args)
 }
 
-// AddLatency delays every call of a CRI method (short name like "ListContainers", or "*" for all)
-// by d on the runtime's clock. d <= 0 removes the delay. It is the latency fault, for Go callers.
-func (r *Runtime) AddLatency(method string, d time.Duration) error {
-	return r.Inject("latency", FaultArgs{Method: method, Duration: d.String()})
-}
-
 // faults holds the faults in place that outlive their injection. Guarded by Runtime.mu.
 type faults struct {
 	pullFailures map[string]*pullFailure      // by normalized image reference

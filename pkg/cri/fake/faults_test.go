@@ -51,7 +51,7 @@ func TestFaultInjectionThroughAdminAPI(t *testing.T) {
 		}
 	})
 	t.Run("fail next pulls", func(t *testing.T) {
-		if err := admin.FailNextPulls(e.ctx, "nginx", 2, "registry down"); err != nil {
+		if err := admin.Inject(e.ctx, "fail-pulls", FaultArgs{Image: "nginx", Count: 2, Message: "registry down"}); err != nil {
 			t.Fatal(err)
 		}
 		for i := range 2 {
@@ -83,7 +83,7 @@ func TestFaultInjectionThroughAdminAPI(t *testing.T) {
 		}
 	})
 	t.Run("latency on the clock", func(t *testing.T) {
-		if err := admin.AddLatency(e.ctx, "ListContainers", 3*time.Second); err != nil {
+		if err := admin.Inject(e.ctx, "latency", FaultArgs{Method: "ListContainers", Duration: "3s"}); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
@@ -101,7 +101,7 @@ func TestFaultInjectionThroughAdminAPI(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("delayed ListContainers: %v", err)
 		}
-		if err := admin.AddLatency(e.ctx, "ListContainers", 0); err != nil {
+		if err := admin.Inject(e.ctx, "latency", FaultArgs{Method: "ListContainers", Duration: "0s"}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.rs.ListContainers(e.ctx, &runtimeapi.ListContainersRequest{}); err != nil {
@@ -148,9 +148,9 @@ func TestFaultInjectionThroughAdminAPI(t *testing.T) {
 		}
 	})
 	t.Run("bad request", func(t *testing.T) {
-		err := admin.AddLatency(e.ctx, "", time.Second)
+		err := admin.Inject(e.ctx, "latency", FaultArgs{Duration: "1s"})
 		if err == nil || !strings.Contains(err.Error(), "HTTP 400") {
-			t.Errorf("AddLatency without a method = %v, want HTTP 400", err)
+			t.Errorf("latency without a method = %v, want HTTP 400", err)
 		}
 	})
 }

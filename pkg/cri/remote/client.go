@@ -140,9 +140,6 @@ func (c *Client) handshake(ctx context.Context) error {
 // Version is the runtime's answer to the connect-time handshake.
 func (c *Client) Version() *runtimeapi.VersionResponse { return c.version }
 
-// Endpoint is the endpoint the client was dialled with.
-func (c *Client) Endpoint() string { return c.endpoint }
-
 // Close closes the connection; calls in flight fail. A Client of a shared connection (ForNode)
 // has nothing to close.
 func (c *Client) Close() error {

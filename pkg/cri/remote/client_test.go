@@ -90,7 +90,7 @@ func TestPerCallTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = c.Close() }()
-	if err := rt.AddLatency("ListPodSandbox", time.Hour); err != nil {
+	if err := rt.Inject("latency", fake.FaultArgs{Method: "ListPodSandbox", Duration: "1h"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})

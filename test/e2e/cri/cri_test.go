@@ -253,7 +253,7 @@ func TestCrictlSeesInjectedFaults(t *testing.T) {
 	e.faultCLI("sandbox-not-ready", pod)
 	wantContains(t, "pods after sandbox fault", e.run("pods"), pod[:13], "NotReady")
 
-	if err := admin.FailNextPulls(e.ctx, "nginx", 1, "registry unreachable"); err != nil {
+	if err := admin.Inject(e.ctx, "fail-pulls", fake.FaultArgs{Image: "nginx", Count: 1, Message: "registry unreachable"}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := e.tryRun("pull", "nginx")

@@ -40,7 +40,7 @@ func TestKubeletKilledWhileStartingPods(t *testing.T) {
 	ctx := context.Background()
 	admin := fake.NewAdminClient(n.socket + ".admin")
 	// Every container takes 2 s to start, so at any moment several pods are half started.
-	if err := admin.AddLatency(ctx, "StartContainer", 2*time.Second); err != nil {
+	if err := admin.Inject(ctx, "latency", fake.FaultArgs{Method: "StartContainer", Duration: "2s"}); err != nil {
 		t.Fatal(err)
 	}
 	// The pods arrive one by one, as from a ReplicaSet; creating them goes on while the kubelet is dead.
@@ -84,7 +84,7 @@ func TestKubeletKilledWhileStartingPods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := admin.AddLatency(ctx, "StartContainer", 0); err != nil {
+	if err := admin.Inject(ctx, "latency", fake.FaultArgs{Method: "StartContainer", Duration: "0s"}); err != nil {
 		t.Fatal(err)
 	}
 
