@@ -55,7 +55,7 @@ func (k *Kubelet) startServer(ctx context.Context) (component, error) {
 		AuthzAuthorizedTTL:   cfg.Authorization.Webhook.CacheAuthorizedTTL.Duration,
 		AuthzUnauthorizedTTL: cfg.Authorization.Webhook.CacheUnauthorizedTTL.Duration,
 		Client:               k.client,
-		Host:                 k.pods,
+		Host:                 k,
 		Streaming:            k.cri.Runtime,
 		Metrics:              k.metrics,
 		Stats:                k.stats,
