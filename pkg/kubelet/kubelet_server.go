@@ -13,7 +13,9 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/stats"
 )
 
-// The kubelet API's steps: its serving certificate and the HTTPS server on :10250.
+// The kubelet API's steps: its serving certificate and the HTTPS server on :10250 (upstream:
+// pkg/kubelet/kubelet.go ListenAndServe, cmd/kubelet/app/server.go InitializeTLS and the serving
+// certificate manager). What the server asks of the Kubelet is in kubelet_getters.go.
 
 // startServingCertificate gets the kubelet API's certificate from a kubelet-serving CSR (approved
 // by an admin) and rotates it, with serverTLSBootstrap; without it, the server signs its own.
