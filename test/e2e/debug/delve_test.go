@@ -112,7 +112,7 @@ func TestDelveStopsInSyncLoopIteration(t *testing.T) {
 	for _, a := range args.Args {
 		got[a.Name] = a
 	}
-	for arg, kind := range map[string]reflect.Kind{"p": reflect.Pointer, "ctx": reflect.Interface,
+	for arg, kind := range map[string]reflect.Kind{"k": reflect.Pointer, "ctx": reflect.Interface,
 		"configCh": reflect.Chan, "plegCh": reflect.Chan, "syncCh": reflect.Chan, "housekeepingCh": reflect.Chan} {
 		if a, ok := got[arg]; !ok || a.Kind != kind || a.Unreadable != "" {
 			t.Errorf("args: %s = %+v, want a readable %s (all args: %+v)", arg, a, kind, args.Args)
