@@ -2,9 +2,9 @@
 // Run starts them in one visible start order, then waits until the context ends and stops them in
 // reverse. As upstream's, the Kubelet is also what drives the pods: the syncLoop, the pod handlers
 // and the pod workers' syncs are methods of *Kubelet under upstream's names — a breakpoint on
-// kubelet.(*Kubelet).syncLoopIteration stops where it stops upstream. With --nodes, the node agents of one process share what carries no identity through
-// a Shared (shared.go): the fake runtimes' socket, the Service informer, the start-up
-// pace. Upstream counterpart: pkg/kubelet/kubelet.go (NewMainKubelet, Kubelet.Run, syncLoop)
+// kubelet.(*Kubelet).syncLoopIteration stops where it stops upstream. With --nodes, the node
+// agents of one process share what carries no identity through a Shared (shared.go): the fake
+// runtimes' socket, the Service informer, the start-up pace. Upstream counterpart: pkg/kubelet/kubelet.go (NewMainKubelet, Kubelet.Run, syncLoop)
 // with cmd/kubelet/app/server.go (RunKubelet), which spread the same order over several functions.
 //
 // # Start order (kubelet.go startOrder; start.go runs it)
