@@ -23,6 +23,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
 	"github.com/minikubelet/minikubelet/pkg/options"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
+	"github.com/minikubelet/minikubelet/pkg/podsource"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
 )
 
@@ -108,26 +109,25 @@ func newTestKubelet(t *testing.T, objects ...runtime.Object) *testKubelet {
 	return &testKubelet{k: k, client: client, clock: clk, ctx: ctx, root: root, housekeepingCh: make(chan time.Time, 1)}
 }
 
-// iterate runs one turn of the syncLoop on the channels given (nil: not listened to), so the
-// test knows which channel the turn takes.
-func (tk *testKubelet) iterate(t *testing.T, configCh bool, plegCh bool, housekeepingCh bool) {
+// iterate runs one turn of the syncLoop, listening only to the channels asked for, so the test
+// knows which channel the turn takes.
+func (tk *testKubelet) iterate(t *testing.T, configCh, plegCh, housekeepingCh bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(tk.ctx, 10*time.Second)
 	defer cancel()
-	k := tk.k
-	var config = k.podSources.Updates()
-	var events = k.pleg.Watch()
-	var housekeeping <-chan time.Time = tk.housekeepingCh
-	if !configCh {
-		config = nil
+	var config <-chan podsource.PodUpdate
+	var events <-chan *pleg.PodLifecycleEvent
+	var housekeeping <-chan time.Time
+	if configCh {
+		config = tk.k.podSources.Updates()
 	}
-	if !plegCh {
-		events = nil
+	if plegCh {
+		events = tk.k.pleg.Watch()
 	}
-	if !housekeepingCh {
-		housekeeping = nil
+	if housekeepingCh {
+		housekeeping = tk.housekeepingCh
 	}
-	if !k.syncLoopIteration(ctx, config, events, nil, housekeeping) {
+	if !tk.k.syncLoopIteration(ctx, config, events, nil, housekeeping) {
 		t.Fatalf("the syncLoop turn got nothing in 10 s (configCh %v, plegCh %v, housekeepingCh %v)", configCh, plegCh, housekeepingCh)
 	}
 }
