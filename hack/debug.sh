@@ -22,7 +22,7 @@ dlv=$(hack/tools/install.sh dlv)
 cat <<MSG
 minikubelet runs under Delve, stopped before main, until a debugger attaches and continues:
   terminal  $dlv connect 127.0.0.1:$DLV_PORT
-              (dlv) break kubelet.(*pods).syncLoopIteration
+              (dlv) break kubelet.(*Kubelet).syncLoopIteration
               (dlv) continue
             'quit -c' leaves it running; 'quit' asks whether to stop it.
   VS Code   Run and Debug → "minikubelet: attach to make debug" (.vscode/launch.json, port 2345)

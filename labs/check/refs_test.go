@@ -96,7 +96,7 @@ const (
 )
 
 var (
-	// breakRE finds Delve break commands: "break pleg.computeEvents", "(dlv) break kubelet.(*pods).x".
+	// breakRE finds Delve break commands: "break pleg.computeEvents", "(dlv) break kubelet.(*Kubelet).x".
 	breakRE = regexp.MustCompile("\\bbreak\\s+([a-z][a-z0-9_]*\\.[^\\s`]+)")
 	// fileLineRE finds "generic.go:372", "/work/main/pkg/pleg/generic.go:372".
 	fileLineRE = regexp.MustCompile(`([\w./@-]*\.go):(\d+)\b`)
@@ -167,7 +167,7 @@ func tableRefs(line int, header, cells []string) []labRef {
 	return refs
 }
 
-// oursCellRefs reads a cell like "`pkg/kubelet/pods.go` `syncLoopIteration` (the `plegCh` case),
+// oursCellRefs reads a cell like "`pkg/kubelet/syncloop.go` `syncLoopIteration` (the `plegCh` case),
 // `dispatch`; `pkg/x/y.go`": every repo path, and the identifiers that follow a .go file up to
 // the next path or ";". Code inside parentheses is commentary.
 func oursCellRefs(line int, cell string) []labRef {

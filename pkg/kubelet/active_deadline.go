@@ -34,20 +34,20 @@ func pastActiveDeadline(pod *corev1.Pod, status corev1.PodStatus, now time.Time)
 }
 
 // pastDeadline is pastActiveDeadline with the status the kubelet last computed (or the API's).
-func (p *pods) pastDeadline(pod *corev1.Pod) bool {
-	status, ok := p.status.GetPodStatus(pod.UID)
+func (k *Kubelet) pastDeadline(pod *corev1.Pod) bool {
+	status, ok := k.statusManager.GetPodStatus(pod.UID)
 	if !ok {
 		status = pod.Status
 	}
-	return pastActiveDeadline(pod, status, p.cfg.Clock.Now())
+	return pastActiveDeadline(pod, status, k.clock.Now())
 }
 
 // shouldEvict is upstream's activeDeadlineHandler.ShouldEvict: a pod past its deadline is to be
 // failed, and an Event says so.
-func (p *pods) shouldEvict(pod *corev1.Pod) *podEviction {
-	if !p.pastDeadline(pod) {
+func (k *Kubelet) shouldEvict(pod *corev1.Pod) *podEviction {
+	if !k.pastDeadline(pod) {
 		return nil
 	}
-	p.recorder.Eventf(pod, corev1.EventTypeNormal, reasonDeadlineExceeded, messageDeadlineExceeded)
+	k.recorder.Eventf(pod, corev1.EventTypeNormal, reasonDeadlineExceeded, messageDeadlineExceeded)
 	return &podEviction{reason: reasonDeadlineExceeded, message: messageDeadlineExceeded}
 }

@@ -57,9 +57,9 @@ func admitOS(pod *corev1.Pod, nodeOS string) admission {
 // BestEffort pod under MemoryPressure, no pod under other pressure; reason Evicted), the sysctls
 // (sysctl.go), the OS checks and the resources (admission_resources.go), fitted among the other
 // active pods (activePods, eviction.go).
-func (p *pods) admit(pod *corev1.Pod) admission {
-	if p.evictionAdmit != nil {
-		if ok, msg := p.evictionAdmit(pod); !ok {
+func (k *Kubelet) admit(pod *corev1.Pod) admission {
+	if k.evictionAdmit != nil {
+		if ok, msg := k.evictionAdmit(pod); !ok {
 			return admission{reason: eviction.Reason, message: msg}
 		}
 	}
@@ -70,19 +70,19 @@ func (p *pods) admit(pod *corev1.Pod) admission {
 		return a
 	}
 	var others []*corev1.Pod
-	for _, other := range p.activePods() {
+	for _, other := range k.activePods() {
 		if other.UID != pod.UID {
 			others = append(others, other)
 		}
 	}
-	return admitResources(pod, others, p.cfg.Allocatable)
+	return admitResources(pod, others, k.allocatable)
 }
 
 // reject marks a pod the node will not run as Failed with a fresh status, and says why in a
 // Warning Event, as upstream's rejectPod.
-func (p *pods) reject(pod *corev1.Pod, a admission) {
-	p.recorder.Eventf(pod, corev1.EventTypeWarning, a.reason, "%s", a.message)
-	p.status.SetPodStatus(pod, corev1.PodStatus{
+func (k *Kubelet) reject(pod *corev1.Pod, a admission) {
+	k.recorder.Eventf(pod, corev1.EventTypeWarning, a.reason, "%s", a.message)
+	k.statusManager.SetPodStatus(pod, corev1.PodStatus{
 		QOSClass: qos.GetPodQOS(pod), // as the API server set it, or computed for a static pod
 		Phase:    corev1.PodFailed,
 		Reason:   a.reason,

@@ -1,8 +1,10 @@
 // Package kubelet is the wiring: the Kubelet struct holds every component of one node agent, and
 // Run starts them in one visible start order, then waits until the context ends and stops them in
-// reverse. With --nodes, the node agents of one process share what carries no identity through
-// a Shared (shared.go): the fake runtimes' socket, the Service informer, the start-up
-// pace. Upstream counterpart: pkg/kubelet/kubelet.go (NewMainKubelet, Kubelet.Run, syncLoop)
+// reverse. As upstream's, the Kubelet is also what drives the pods: the syncLoop, the pod handlers
+// and the pod workers' syncs are methods of *Kubelet under upstream's names — a breakpoint on
+// kubelet.(*Kubelet).syncLoopIteration stops where it stops upstream. With --nodes, the node
+// agents of one process share what carries no identity through a Shared (shared.go): the fake
+// runtimes' socket, the Service informer, the start-up pace. Upstream counterpart: pkg/kubelet/kubelet.go (NewMainKubelet, Kubelet.Run, syncLoop)
 // with cmd/kubelet/app/server.go (RunKubelet), which spread the same order over several functions.
 //
 // # Start order (kubelet.go startOrder; start.go runs it)
@@ -23,7 +25,7 @@
 //	fake-runtime         the built-in CRI runtime, unless --container-runtime-endpoint
 //	cri                  the CRI gRPC connection
 //	service-informer     list and watch Services, for the containers' service-link env
-//	pod-lifecycle        secret managers, kuberuntime, pod cache, PLEG, status manager, pod sources (made, not started)
+//	pod-lifecycle        secret managers, kuberuntime, pod cache, PLEG, status manager, pod workers, prober, pod sources (made, not started)
 //	stats                the stats provider: pods' usage from CRI, the node's from the machine or made up (fake runtime)
 //	serving-certificate  serverTLSBootstrap
 //	kubelet-api          HTTPS :10250 with authn/authz
@@ -31,7 +33,7 @@
 //	lease                the Lease heartbeat, every nodeLeaseDurationSeconds/4
 //	lease-keeper         --debug-keepalive: a child renews the Lease while a debugger holds us
 //	node-status          node status every nodeStatusUpdateFrequency
-//	pod-workers          one goroutine per pod
+//	pod-workers          run the pod workers: one goroutine per pod
 //	pleg                 relist every second into the pod cache (EventedPLEG: the runtime's events, relist every 5 min)
 //	status-manager       pods/status PATCHes
 //	prober               liveness, readiness and startup probe workers
@@ -39,24 +41,41 @@
 //	pod-sources          the API server's pods for this node, static manifests
 //	syncloop             the main loop
 //
+// # Made at once, started in order
+//
+// No component can be reached before the step that makes it, and nothing a later step needs is
+// left unset by an earlier one. The pod lifecycle's components call each other (the status
+// manager asks the pod workers whether a pod's containers stopped; the pod workers call the
+// Kubelet's syncs, which use the status manager, the prober, PLEG): so the pod-lifecycle step
+// makes all of them in one function, newPodLifecycle, which returns one podLifecycle value, and
+// the step assigns it to the Kubelet, which embeds it — every field at once, none nil after. The
+// steps after it only start what it made: pod-workers runs podworkers.Run (an update that came
+// before would wait for it), pleg, status-manager, prober, pod-sources and syncloop run their
+// loops. The other components are made by the step that starts them, and only later steps use
+// them (the stats provider, the node status; the eviction step hands its admission to the
+// pods before the pod sources start, and a nil one admits every pod).
+//
 // # The syncLoop (syncloop.go)
 //
 // syncLoopIteration (upstream kubelet.go syncLoopIteration) waits on every channel and acts on the
 // first that fires:
 //
-//	configCh        pod sources: ADD / UPDATE / DELETE / REMOVE / RECONCILE → pod manager + workers
-//	                (pod_handlers.go; a RECONCILE syncs a pod whose Ready disagrees with its
+//	configCh        pod sources: ADD / UPDATE / DELETE / REMOVE / RECONCILE → HandlePodAdditions,
+//	                HandlePodUpdates, HandlePodRemoves, HandlePodReconcile (pod_handlers.go): pod
+//	                manager + workers (a RECONCILE syncs a pod whose Ready disagrees with its
 //	                readiness gates; admission.go: sysctls, the pod's OS, then resources)
-//	plegCh          PLEG: a container started or died → that pod's worker syncs
-//	syncCh (1 s)    pods whose resync or retry time came (pod workers' DuePods)
+//	plegCh          PLEG: a container started or died → HandlePodSyncs: that pod's worker syncs
+//	syncCh (1 s)    HandlePodSyncs of pods whose resync or retry time came (pod workers' DuePods)
 //	livenessCh      the liveness probe failed → sync: kuberuntime kills the container, and
 //	                restarts it as restartPolicy says (probes.go)
 //	readinessCh     readiness changed → statusManager.SetContainerReadiness, sync
 //	startupCh       startup changed → statusManager.SetContainerStartup, sync (a failure
 //	                kills the container as liveness does)
-//	housekeepingCh  (2 s) stop workers of pods no longer desired, forget their statuses and
-//	                probe workers, remove their sandboxes from the runtime, delete orphaned
-//	                mirror pods (housekeeping.go)
+//	housekeepingCh  (2 s) HandlePodCleanups (housekeeping.go): stop workers of pods no longer
+//	                desired, forget their statuses and probe workers; a pod the runtime still
+//	                runs that no worker knows goes to the pod workers as a SyncPodKill with its
+//	                RunningPod (grace 1 s), one that runs nothing is removed from the runtime;
+//	                delete orphaned mirror pods
 //
 // The three probe channels are the results managers of pkg/prober, whose workers probe every
 // container that has a probe (SyncPod adds a pod's; generateAPIPodStatus asks the prober for
@@ -64,7 +83,8 @@
 //
 // A pod worker calls back into SyncPod / SyncTerminatingPod / SyncTerminatedPod (pod_sync.go):
 // compute the API status (generateAPIPodStatus in pod_status.go, pure), hand it to the status
-// manager, and let kuberuntime start or stop containers.
+// manager, and let kuberuntime start or stop containers. SyncTerminatingRuntimePod stops an
+// orphan housekeeping handed over: the pod workers are the only place containers are stopped.
 //
 // # Admission (admission.go)
 //
@@ -109,19 +129,32 @@
 //
 // # Files
 //
-//	kubelet.go       Config, Kubelet, New, the start order
-//	probes.go        the prober's results into the syncLoop, kuberuntime and the status
-//	start.go         the step runner: start in order, stop in reverse
-//	node.go          the node's steps: identity, clients, Events, registration, Lease, status
-//	transport.go     the API clients' transport: the client certificate and the rotating dialer
-//	shared.go        what the node agents of --nodes share
-//	runtime.go       the runtime's steps and the node's readiness check on it
-//	pods.go          the pod lifecycle's parts and steps; pleg.go the generic or evented PLEG
-//	stats.go         the stats provider's step; eviction.go the eviction manager's
-//	api.go           the kubelet API's steps; server.go what it asks of the pods
-//	debug.go         the journal's loopback listener and the lease keeper
-//	volumes.go       a container's env and mounts (GenerateRunContainerOptions)
-//	etc_hosts.go     the kubelet-managed /etc/hosts; services.go the Service informer (service links)
-//	syncloop.go, pod_handlers.go, admission.go, admission_resources.go, housekeeping.go,
-//	pod_sync.go, pod_status.go, pod_phase.go
+// Each step's body sits beside startOrder or in the file named for what it starts; the pods'
+// side is split as upstream splits it (kubelet.go, kubelet_pods.go, kubelet_getters.go …).
+//
+//	kubelet.go            Config, Kubelet, New, startOrder, Run, and the steps that only start
+//	                      what pod-lifecycle made (pod-workers … syncloop) or the debug listener
+//	start.go              the step runner: start in order, stop in reverse
+//	node.go               the node's steps: root dir, TLS bootstrap, clients, Events, certificate
+//	                      rotation, registration, Lease, status
+//	transport.go          the API clients' transport: the client certificate and the rotating dialer
+//	shared.go             what the node agents of --nodes share
+//	cri.go                the fake-runtime and cri steps; runtime_readiness.go the node's
+//	                      readiness check on the runtime
+//	services.go           the service-informer step (service links)
+//	pod_lifecycle.go      the pod-lifecycle step: podLifecycle, made at once; pleg.go the
+//	                      generic or evented PLEG
+//	stats.go              the stats step; eviction.go the eviction step and what it asks of the pods
+//	kubelet_server.go     the serving-certificate and kubelet-api steps; kubelet_getters.go what
+//	                      the kubelet API asks of the Kubelet (server.Host)
+//	lease_keeper.go       the lease-keeper step
+//	syncloop.go           syncLoop, syncLoopIteration, dispatch (upstream kubelet.go)
+//	pod_handlers.go       HandlePodAdditions, …Updates, …Removes, …Reconcile, …Syncs (kubelet.go)
+//	admission.go, admission_resources.go, sysctl.go   admission (lifecycle/predicate.go)
+//	housekeeping.go       HandlePodCleanups (kubelet_pods.go)
+//	pod_sync.go           SyncPod, SyncTerminatingPod, SyncTerminatedPod, SyncTerminatingRuntimePod
+//	pod_status.go, pod_phase.go, active_deadline.go   the API status (kubelet_pods.go)
+//	probes.go             the prober's results into the syncLoop, kuberuntime and the status
+//	volumes.go            a container's env and mounts (GenerateRunContainerOptions)
+//	etc_hosts.go          the kubelet-managed /etc/hosts
 package kubelet

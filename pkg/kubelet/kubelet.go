@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -14,6 +18,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/bootstrap"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
 	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 	"github.com/minikubelet/minikubelet/pkg/options"
@@ -36,7 +41,9 @@ type Config struct {
 }
 
 // Kubelet is minikubelet's main object: one node agent. New prepares it; Run starts its steps in
-// the start order and stops them in reverse.
+// the start order and stops them in reverse. As upstream's Kubelet, it runs the syncLoop
+// (syncloop.go), handles the pods it is given (pod_handlers.go, housekeeping.go) and is what each
+// pod worker calls (pod_sync.go).
 type Kubelet struct {
 	opts        *options.Options
 	apiListener net.Listener
@@ -58,10 +65,19 @@ type Kubelet struct {
 	runtimeEndpoint string                      // fake-runtime: the built-in runtime's socket, when it runs
 	cri             *remote.Client              // cri
 	services        *services                   // service-informer: the Services, for service-link env
-	pods            *pods                       // pod-lifecycle
+	podLifecycle                                // pod-lifecycle: every field at once, started by the steps after it (pod_lifecycle.go)
 	stats           *stats.Provider             // stats: /stats/summary, /metrics/resource, eviction signals
-	status          *nodestatus.Manager         // node-registration
 	serving         *bootstrap.ServingCert      // serving-certificate: nil without serverTLSBootstrap
+	status          *nodestatus.Manager         // node-registration
+	// evictionAdmit is the eviction manager's admission (the eviction step, before the pod
+	// sources start); nil admits every pod.
+	evictionAdmit func(pod *corev1.Pod) (bool, string)
+
+	// What the pod workers' syncs and the eviction manager learn about pods, read when a pod's
+	// status is computed; guarded by reasonsMu.
+	reasonsMu sync.Mutex
+	reasons   map[types.UID]map[string]kuberuntime.ContainerError // why containers wait, per pod
+	evicted   map[types.UID]*podEviction                          // pods the eviction manager evicted
 }
 
 // New checks the options and prepares a Kubelet; nothing starts until Run.
@@ -89,6 +105,8 @@ func New(cfg Config) (*Kubelet, error) {
 		machine:     nodestatus.ReadMachine(o.RootDir),
 		journal:     journal.NewWithClock(journal.DefaultSize, cfg.Clock),
 		metrics:     metrics.New(),
+		reasons:     map[types.UID]map[string]kuberuntime.ContainerError{},
+		evicted:     map[types.UID]*podEviction{},
 	}, nil
 }
 
@@ -107,7 +125,7 @@ func (k *Kubelet) startOrder() []step {
 		{"fake-runtime", k.startFakeRuntime},               // the built-in CRI runtime, unless --container-runtime-endpoint
 		{"cri", k.dialRuntime},                             // the CRI gRPC connection to the runtime
 		{"service-informer", k.startServiceInformer},       // list and watch Services: containers' service-link env
-		{"pod-lifecycle", k.makePodLifecycle},              // secret managers, kuberuntime, pod cache, PLEG, status manager, pod sources
+		{"pod-lifecycle", k.makePodLifecycle},              // secret managers, kuberuntime, pod cache, PLEG, status manager, pod workers, prober, pod sources: made, not started
 		{"stats", k.makeStats},                             // the stats provider: pods' usage from CRI, the node's from the machine (or made up on the fake runtime)
 		{"serving-certificate", k.startServingCertificate}, // serverTLSBootstrap: the kubelet API's certificate from a CSR
 		{"kubelet-api", k.startServer},                     // HTTPS :10250 with authn/authz: exec, logs, /pods, /metrics
@@ -115,7 +133,7 @@ func (k *Kubelet) startOrder() []step {
 		{"lease", k.startLease},                            // the Lease heartbeat, renewed every nodeLeaseDurationSeconds/4
 		{"lease-keeper", k.startLeaseKeeper},               // --debug-keepalive: a child renews the Lease while a debugger holds us
 		{"node-status", k.startNodeStatus},                 // node status every nodeStatusUpdateFrequency
-		{"pod-workers", k.startPodWorkers},                 // one goroutine per pod, idle until a pod arrives
+		{"pod-workers", k.startPodWorkers},                 // one goroutine per pod, from the first update of each
 		{"pleg", k.startPLEG},                              // relist the runtime every second into the pod cache (EventedPLEG: its events, relist every 5 min)
 		{"status-manager", k.startStatusManager},           // pods/status PATCHes
 		{"prober", k.startProber},                          // liveness, readiness and startup probe workers
@@ -124,6 +142,53 @@ func (k *Kubelet) startOrder() []step {
 		{"syncloop", k.startSyncLoop},                      // the main loop: everything above meets here
 	}
 }
+
+// The steps that start what pod-lifecycle made (pod_lifecycle.go), and the journal's listener.
+
+// startDebugListener serves the journal without authentication on the loopback --debug-address
+// (`minikubelet journal` reads it). It starts before the steps that record, so a student can
+// follow the start itself.
+func (k *Kubelet) startDebugListener(context.Context) (component, error) {
+	if k.opts.DebugAddress == "" {
+		return nop()
+	}
+	debug, err := journal.ListenDebug(k.opts.DebugAddress, k.journal)
+	if err != nil {
+		return nil, err // it names the address and the flag
+	}
+	return runFunc(debug.Serve), nil
+}
+
+// startPodWorkers lets the pod workers run; they go before the status manager, which asks them
+// whether a deleted pod's containers have all stopped. Stopping the step waits for every worker
+// goroutine.
+func (k *Kubelet) startPodWorkers(context.Context) (component, error) {
+	return loop(k.podWorkers.Run), nil
+}
+
+// startPLEG relists the runtime every second into the pod cache and tells the syncLoop what
+// changed; with EventedPLEG it follows the runtime's container events and relists every 5 min.
+func (k *Kubelet) startPLEG(context.Context) (component, error) { return loop(k.pleg.Run), nil }
+
+// startStatusManager writes pods/status and finishes graceful deletions.
+func (k *Kubelet) startStatusManager(context.Context) (component, error) {
+	return loop(k.statusManager.Run), nil
+}
+
+// startProber runs the probe workers, one per container and probe kind.
+func (k *Kubelet) startProber(context.Context) (component, error) {
+	return loop(k.probes.manager.Run), nil
+}
+
+// startPodSources watches the API server's pods with spec.nodeName = us, and reads the static
+// pod manifests; both feed the syncLoop's configCh.
+func (k *Kubelet) startPodSources(context.Context) (component, error) {
+	return loop(k.podSources.Run), nil
+}
+
+// startSyncLoop runs the syncLoop (syncloop.go), where everything above meets, until the
+// kubelet stops.
+func (k *Kubelet) startSyncLoop(context.Context) (component, error) { return loop(k.syncLoop), nil }
 
 // Run runs the start order and blocks until ctx ends (nil: a clean shutdown) or a step fails (its
 // error, named by the step); every step is stopped, in reverse order, before it returns.

@@ -158,7 +158,7 @@ func (k *Kubelet) registerNode(ctx context.Context) (component, error) {
 	})
 	// upstream: "PLEG is not healthy: pleg was last seen active …"
 	status.AddReadinessCheck(nodestatus.ReadinessCheck{Name: "PLEG", Check: func() error {
-		_, err := k.pods.pleg.Healthy()
+		_, err := k.pleg.Healthy()
 		return err
 	}})
 	k.status = status

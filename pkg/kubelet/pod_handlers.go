@@ -9,77 +9,93 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/statusmanager"
 )
 
-// The syncLoop's handlers of configCh (upstream: pkg/kubelet/kubelet.go HandlePodAdditions,
-// HandlePodUpdates, HandlePodRemoves, HandlePodReconcile; admission is in admission.go).
+// The syncLoop's pod handlers (upstream: pkg/kubelet/kubelet.go HandlePodAdditions,
+// HandlePodUpdates, HandlePodRemoves, HandlePodReconcile, HandlePodSyncs; admission is in
+// admission.go, HandlePodCleanups in housekeeping.go). The first four take configCh's ADD,
+// UPDATE and DELETE, REMOVE and RECONCILE; HandlePodSyncs the pods PLEG, syncCh and the probes
+// ask to sync.
 
-func (p *pods) handlePodAdditions(added []*corev1.Pod) {
+// HandlePodAdditions admits each new pod, oldest first, and gives the admitted ones to their
+// workers; a rejected pod gets a Failed status and no worker.
+
+func (k *Kubelet) HandlePodAdditions(added []*corev1.Pod) {
 	sort.Slice(added, func(i, j int) bool { return added[i].CreationTimestamp.Before(&added[j].CreationTimestamp) })
 	for _, pod := range added {
-		p.manager.AddPod(pod)
-		if p.manager.IsMirrorPod(pod) {
-			if static, ok := p.manager.GetPodByMirrorPod(pod); ok {
-				p.dispatch(static, podworkers.SyncPodUpdate)
+		k.podManager.AddPod(pod)
+		if k.podManager.IsMirrorPod(pod) {
+			if static, ok := k.podManager.GetPodByMirrorPod(pod); ok {
+				k.dispatch(static, podworkers.SyncPodUpdate)
 			}
 			continue
 		}
 		// Pods already terminal or being deleted are not admitted again: they only need to stop.
 		if pod.DeletionTimestamp == nil && !isTerminal(pod) {
-			if a := p.admit(pod); !a.admit {
-				p.reject(pod, a)
+			if a := k.admit(pod); !a.admit {
+				k.reject(pod, a)
 				continue
 			}
 		}
-		p.cfg.Secrets.RegisterPod(pod)
-		p.dispatch(pod, podworkers.SyncPodCreate)
+		k.secretManager.RegisterPod(pod)
+		k.dispatch(pod, podworkers.SyncPodCreate)
 	}
 }
 
-func (p *pods) handlePodUpdates(updated []*corev1.Pod) {
+// HandlePodUpdates takes a changed pod (also one the API server is deleting) to its worker.
+func (k *Kubelet) HandlePodUpdates(updated []*corev1.Pod) {
 	for _, pod := range updated {
-		p.manager.UpdatePod(pod)
-		if p.manager.IsMirrorPod(pod) {
-			if static, ok := p.manager.GetPodByMirrorPod(pod); ok {
-				p.dispatch(static, podworkers.SyncPodUpdate)
+		k.podManager.UpdatePod(pod)
+		if k.podManager.IsMirrorPod(pod) {
+			if static, ok := k.podManager.GetPodByMirrorPod(pod); ok {
+				k.dispatch(static, podworkers.SyncPodUpdate)
 			}
 			continue
 		}
-		if st, ok := p.workers.State(pod.UID); !ok || st == podworkers.Syncing {
-			p.cfg.Secrets.RegisterPod(pod) // a terminated pod reads no Secrets any more
+		if st, ok := k.podWorkers.State(pod.UID); !ok || st == podworkers.Syncing {
+			k.secretManager.RegisterPod(pod) // a terminated pod reads no Secrets any more
 		}
-		p.dispatch(pod, podworkers.SyncPodUpdate)
+		k.dispatch(pod, podworkers.SyncPodUpdate)
 	}
 }
 
-func (p *pods) handlePodRemoves(removed []*corev1.Pod) {
+// HandlePodRemoves kills a pod gone from its source: its worker stops it.
+func (k *Kubelet) HandlePodRemoves(removed []*corev1.Pod) {
 	for _, pod := range removed {
-		p.manager.RemovePod(pod)
-		if p.manager.IsMirrorPod(pod) {
-			if static, ok := p.manager.GetPodByMirrorPod(pod); ok {
-				p.dispatch(static, podworkers.SyncPodUpdate) // recreates the mirror pod
+		k.podManager.RemovePod(pod)
+		if k.podManager.IsMirrorPod(pod) {
+			if static, ok := k.podManager.GetPodByMirrorPod(pod); ok {
+				k.dispatch(static, podworkers.SyncPodUpdate) // recreates the mirror pod
 			}
 			continue
 		}
-		p.cfg.Secrets.UnregisterPod(pod)
-		p.probes.manager.RemovePod(pod)
-		p.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
+		k.secretManager.UnregisterPod(pod)
+		k.probes.manager.RemovePod(pod)
+		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
 	}
 }
 
-// handlePodReconcile takes pods whose API status someone else changed (RECONCILE: only the
+// HandlePodReconcile takes pods whose API status someone else changed (RECONCILE: only the
 // status differs). The pod manager gets the new copy, which generateAPIPodStatus reads the
 // conditions of others from; a pod whose Ready condition no longer agrees with its readiness
 // gates is synced at once, so Ready follows a gate patched through pods/status (upstream
 // HandlePodReconcile with NeedToReconcilePodReadiness). Only pods the workers know are synced:
 // never one admission rejected. A mirror pod's static pod has no API status of its own to
 // compare: it is not synced here, as upstream.
-func (p *pods) handlePodReconcile(pods []*corev1.Pod) {
+func (k *Kubelet) HandlePodReconcile(pods []*corev1.Pod) {
 	for _, pod := range pods {
-		p.manager.UpdatePod(pod)
-		if p.manager.IsMirrorPod(pod) || !statusmanager.NeedToReconcilePodReadiness(pod) {
+		k.podManager.UpdatePod(pod)
+		if k.podManager.IsMirrorPod(pod) || !statusmanager.NeedToReconcilePodReadiness(pod) {
 			continue
 		}
-		if _, known := p.workers.State(pod.UID); known {
-			p.dispatch(pod, podworkers.SyncPodSync)
+		if _, known := k.podWorkers.State(pod.UID); known {
+			k.dispatch(pod, podworkers.SyncPodSync)
 		}
+	}
+}
+
+// HandlePodSyncs asks the workers of pods to sync them again: a PLEG event, a resync or retry
+// that came due, a probe result (upstream: kubelet.go HandlePodSyncs).
+func (k *Kubelet) HandlePodSyncs(pods []*corev1.Pod) {
+	for _, pod := range pods {
+		k.dispatch(pod, podworkers.SyncPodSync)
 	}
 }

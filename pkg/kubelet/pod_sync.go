@@ -22,66 +22,66 @@ import (
 // SyncTerminatingPod, SyncTerminatedPod): what one pod's worker does at each stage.
 
 // setReasons records why the pod's containers wait and reports whether that changed.
-func (p *pods) setReasons(uid types.UID, errs map[string]kuberuntime.ContainerError) bool {
-	p.reasonsMu.Lock()
-	defer p.reasonsMu.Unlock()
-	old := p.reasons[uid]
-	p.reasons[uid] = errs
+func (k *Kubelet) setReasons(uid types.UID, errs map[string]kuberuntime.ContainerError) bool {
+	k.reasonsMu.Lock()
+	defer k.reasonsMu.Unlock()
+	old := k.reasons[uid]
+	k.reasons[uid] = errs
 	return !reflect.DeepEqual(old, errs) && (len(old) > 0 || len(errs) > 0)
 }
 
-func (p *pods) statusInputs(pod *corev1.Pod) statusInputs {
-	evict := p.evictedBy(pod) // the eviction manager's decision wins over the deadline's
+func (k *Kubelet) statusInputs(pod *corev1.Pod) statusInputs {
+	evict := k.evictedBy(pod) // the eviction manager's decision wins over the deadline's
 	if evict == nil {
-		evict = p.shouldEvict(pod) // outside the lock: it records an Event
+		evict = k.shouldEvict(pod) // outside the lock: it records an Event
 	}
-	p.reasonsMu.Lock()
-	defer p.reasonsMu.Unlock()
-	return statusInputs{nodeIP: p.cfg.NodeIP, runtimeName: p.cfg.RuntimeName, reasons: p.reasons[pod.UID], now: p.cfg.Clock.Now(),
-		probes: p.probes.manager, evict: evict}
+	k.reasonsMu.Lock()
+	defer k.reasonsMu.Unlock()
+	return statusInputs{nodeIP: k.nodeIP.String(), runtimeName: k.runtimeName, reasons: k.reasons[pod.UID], now: k.clock.Now(),
+		probes: k.probes.manager, evict: evict}
 }
 
 // SyncPod is a pod worker's sync of a running pod (upstream: kubelet.go SyncPod): publish the
 // status the runtime shows, keep a static pod's mirror pod, and let kuberuntime start what
 // should run.
-func (p *pods) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror *corev1.Pod, rs *kubecontainer.PodStatus) (bool, error) {
-	apiStatus := generateAPIPodStatus(pod, rs, p.statusInputs(pod))
-	p.status.SetPodStatus(pod, apiStatus)
+func (k *Kubelet) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror *corev1.Pod, rs *kubecontainer.PodStatus) (bool, error) {
+	apiStatus := generateAPIPodStatus(pod, rs, k.statusInputs(pod))
+	k.statusManager.SetPodStatus(pod, apiStatus)
 	if apiStatus.Phase == corev1.PodSucceeded || apiStatus.Phase == corev1.PodFailed {
 		return true, nil
 	}
 	if podsource.IsStaticPod(pod) {
-		p.ensureMirrorPod(ctx, pod, mirror)
+		k.ensureMirrorPod(ctx, pod, mirror)
 	}
-	p.probes.manager.AddPod(pod) // probe its containers (a newer pod reaches existing workers)
+	k.probes.manager.AddPod(pod) // probe its containers (a newer pod reaches existing workers)
 	// Volumes before containers: write (or refresh) every Secret/ConfigMap/projected volume.
-	if err := p.helper.setUpVolumes(ctx, pod); err != nil {
+	if err := k.runtimeHelper.setUpVolumes(ctx, pod); err != nil {
 		// upstream's volume manager says the same in a FailedMount Event on the pod
-		p.recorder.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "%v", err)
+		k.recorder.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "%v", err)
 		return false, err
 	}
-	result := p.cfg.Runtime.SyncPod(ctx, pod, rs)
+	result := k.containerRuntime.SyncPod(ctx, pod, rs)
 	if result.Changed {
-		p.pleg.RelistSoon() // the next sync sees the started containers now, not at the next tick
+		k.pleg.RelistSoon() // the next sync sees the started containers now, not at the next tick
 	}
-	if p.setReasons(pod.UID, result.ContainerErrors) { // show changed waiting reasons now, not at the next sync
-		p.status.SetPodStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod)))
+	if k.setReasons(pod.UID, result.ContainerErrors) { // show changed waiting reasons now, not at the next sync
+		k.statusManager.SetPodStatus(pod, generateAPIPodStatus(pod, rs, k.statusInputs(pod)))
 	}
 	return false, result.Err()
 }
 
 // ensureMirrorPod makes the API show a static pod: create its mirror pod, or replace an outdated one.
-func (p *pods) ensureMirrorPod(ctx context.Context, pod, mirror *corev1.Pod) {
+func (k *Kubelet) ensureMirrorPod(ctx context.Context, pod, mirror *corev1.Pod) {
 	logger := klog.FromContext(ctx)
 	if mirror != nil && (mirror.DeletionTimestamp != nil || !podmanager.MirrorPodMatches(pod, mirror)) {
 		uid := mirror.UID
-		if _, err := p.manager.DeleteMirrorPod(ctx, mirror.Namespace, mirror.Name, &uid); err != nil {
+		if _, err := k.podManager.DeleteMirrorPod(ctx, mirror.Namespace, mirror.Name, &uid); err != nil {
 			logger.Error(err, "Failed to delete an outdated mirror pod")
 		}
 		mirror = nil
 	}
 	if mirror == nil {
-		if err := p.manager.CreateMirrorPod(ctx, pod); err != nil {
+		if err := k.podManager.CreateMirrorPod(ctx, pod); err != nil {
 			logger.Error(err, "Failed to create the mirror pod")
 		}
 	}
@@ -89,13 +89,13 @@ func (p *pods) ensureMirrorPod(ctx context.Context, pod, mirror *corev1.Pod) {
 
 // SyncTerminatingPod stops every container of the pod within its grace period, then publishes
 // the terminal status (upstream: kubelet.go SyncTerminatingPod).
-func (p *pods) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus, grace int64) error {
+func (k *Kubelet) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus, grace int64) error {
 	klog.FromContext(ctx).V(2).Info("Stopping pod", "pod", klog.KObj(pod), "gracePeriod", grace)
-	p.probes.manager.StopLivenessAndStartup(pod) // a stopping pod is not restarted; readiness goes on
-	if err := p.cfg.Runtime.KillPod(ctx, pod, rs, grace); err != nil {
+	k.probes.manager.StopLivenessAndStartup(pod) // a stopping pod is not restarted; readiness goes on
+	if err := k.containerRuntime.KillPod(ctx, pod, rs, grace); err != nil {
 		return err
 	}
-	after, err := p.cfg.Runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	after, err := k.containerRuntime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	if err != nil {
 		return err
 	}
@@ -104,18 +104,30 @@ func (p *pods) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *kube
 			return fmt.Errorf("container %s of pod %s/%s is still running after being stopped", c.Name, pod.Namespace, pod.Name)
 		}
 	}
-	p.status.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, after, p.statusInputs(pod))))
+	k.statusManager.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, after, k.statusInputs(pod))))
 	return nil
 }
 
 // SyncTerminatedPod publishes the final status of a pod whose containers all stopped; the status
 // manager then finishes a pending deletion in the API (upstream: kubelet.go SyncTerminatedPod).
-func (p *pods) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus) error {
-	p.status.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, rs, p.statusInputs(pod))))
-	p.cfg.Secrets.UnregisterPod(pod) // its containers are gone: nothing reads its Secrets any more
-	p.probes.manager.RemovePod(pod)
+func (k *Kubelet) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus) error {
+	k.statusManager.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, rs, k.statusInputs(pod))))
+	k.secretManager.UnregisterPod(pod) // its containers are gone: nothing reads its Secrets any more
+	k.probes.manager.RemovePod(pod)
 	klog.FromContext(ctx).V(2).Info("Pod terminated", "pod", klog.KObj(pod))
 	return nil
+}
+
+// SyncTerminatingRuntimePod stops a pod found only in the runtime, which housekeeping handed to
+// the pod workers (upstream: kubelet.go SyncTerminatingRuntimePod): no spec, so no grace period
+// of its own — 1 s, as upstream — and no status to publish.
+func (k *Kubelet) SyncTerminatingRuntimePod(ctx context.Context, runningPod *kubecontainer.RunningPod) error {
+	klog.FromContext(ctx).V(2).Info("Stopping an orphaned pod found only in the runtime", "pod", klog.KRef(runningPod.Namespace, runningPod.Name), "podUID", runningPod.ID)
+	rs, err := k.containerRuntime.GetPodStatus(ctx, runningPod.ID, runningPod.Name, runningPod.Namespace)
+	if err != nil {
+		return err
+	}
+	return k.containerRuntime.KillPod(ctx, nil, rs, orphanGracePeriod)
 }
 
 // terminalStatus gives a stopped pod its final phase, as the kubelet does since v1.27 (upstream:

@@ -18,7 +18,6 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/journal"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
-	"github.com/minikubelet/minikubelet/pkg/podworkers"
 	"github.com/minikubelet/minikubelet/pkg/prober"
 )
 
@@ -77,22 +76,22 @@ func (e execSync) ExecSync(ctx context.Context, id string, cmd []string, timeout
 // handleProbeUpdate is one probe case of syncLoopIteration: readiness and startup results go
 // into the status (the status manager's SetContainerReadiness / SetContainerStartup), and the
 // pod is synced so kuberuntime acts on a failure (upstream handleProbeSync).
-func (p *pods) handleProbeUpdate(ctx context.Context, kind prober.Kind, u prober.Update) {
+func (k *Kubelet) handleProbeUpdate(ctx context.Context, kind prober.Kind, u prober.Update) {
 	switch kind {
 	case prober.Liveness:
 		if u.Result != prober.Failure {
 			return
 		}
 	case prober.Readiness:
-		p.status.SetContainerReadiness(u.PodUID, u.ContainerID, u.Result == prober.Success)
+		k.statusManager.SetContainerReadiness(u.PodUID, u.ContainerID, u.Result == prober.Success)
 	case prober.Startup:
-		p.status.SetContainerStartup(u.PodUID, u.ContainerID, u.Result == prober.Success)
+		k.statusManager.SetContainerStartup(u.PodUID, u.ContainerID, u.Result == prober.Success)
 	}
-	pod, ok := p.manager.GetPodByUID(u.PodUID)
+	pod, ok := k.podManager.GetPodByUID(u.PodUID)
 	klog.FromContext(ctx).V(4).Info("SyncLoop probe update", "probe", kind, "result", u.Result, "containerID", u.ContainerID, "pod", klog.KObj(pod))
-	p.syncLoopJournal.Record(strings.ToLower(kind.String())+"Ch", journal.Pod(journalPod(pod, ok)), map[string]string{"result": u.Result.String(), "id": u.ContainerID})
+	k.syncLoopJournal.Record(strings.ToLower(kind.String())+"Ch", journal.Pod(journalPod(pod, ok)), map[string]string{"result": u.Result.String(), "id": u.ContainerID})
 	if ok {
-		p.dispatch(pod, podworkers.SyncPodSync)
+		k.HandlePodSyncs([]*corev1.Pod{pod})
 	}
 }
 

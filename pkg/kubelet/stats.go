@@ -15,12 +15,12 @@ func (k *Kubelet) makeStats(context.Context) (component, error) {
 		NodeName:   o.NodeName,
 		Runtime:    k.cri.Runtime,
 		Images:     k.cri.Image,
-		Pods:       k.pods.GetPods,
+		Pods:       k.GetPods,
 		PodLogsDir: o.Config.PodLogsDir,
 		RootDir:    o.RootDir,
 	}
 	if o.ContainerRuntimeEndpoint == "" { // the fake runtime: nothing runs, the machine says nothing of its pods
-		capacity, _, err := nodeResources(o, k.machine) // what the node reports (pods.go)
+		capacity, _, err := nodeResources(o, k.machine) // what the node reports (pod_lifecycle.go)
 		if err != nil {
 			return nil, err
 		}

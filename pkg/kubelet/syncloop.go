@@ -19,19 +19,20 @@ import (
 // The syncLoop (upstream: pkg/kubelet/kubelet.go syncLoop, syncLoopIteration): one goroutine
 // waits on every channel and hands each pod to its worker.
 
-// syncLoop is the kubelet's main loop (upstream: kubelet.go syncLoop).
-func (p *pods) syncLoop(ctx context.Context) {
-	syncTicker := p.cfg.Clock.NewTicker(time.Second)
+// syncLoop is the kubelet's main loop (upstream: kubelet.go syncLoop): the syncloop step runs
+// it until the kubelet stops.
+func (k *Kubelet) syncLoop(ctx context.Context) {
+	syncTicker := k.clock.NewTicker(time.Second)
 	defer syncTicker.Stop()
-	housekeeping := p.cfg.Clock.NewTicker(2 * time.Second)
+	housekeeping := k.clock.NewTicker(2 * time.Second)
 	defer housekeeping.Stop()
-	for p.syncLoopIteration(ctx, p.sources.Updates(), p.pleg.Watch(), syncTicker.C(), housekeeping.C()) {
+	for k.syncLoopIteration(ctx, k.podSources.Updates(), k.pleg.Watch(), syncTicker.C(), housekeeping.C()) {
 	}
 }
 
 // syncLoopIteration is one turn of the syncLoop: wait on every channel, act on the first that
 // fires (upstream: kubelet.go syncLoopIteration). It returns false when the loop should end.
-func (p *pods) syncLoopIteration(ctx context.Context, configCh <-chan podsource.PodUpdate, plegCh <-chan *pleg.PodLifecycleEvent,
+func (k *Kubelet) syncLoopIteration(ctx context.Context, configCh <-chan podsource.PodUpdate, plegCh <-chan *pleg.PodLifecycleEvent,
 	syncCh, housekeepingCh <-chan time.Time) bool {
 	logger := klog.FromContext(ctx)
 	select {
@@ -43,60 +44,62 @@ func (p *pods) syncLoopIteration(ctx context.Context, configCh <-chan podsource.
 		}
 		logger.V(2).Info("SyncLoop pod update", "op", u.Op, "source", u.Source, "pods", klog.KObjSlice(u.Pods))
 		for _, pod := range u.Pods {
-			p.syncLoopJournal.Record("configCh "+u.Op.String(), journal.Pod(pod), map[string]string{"source": u.Source})
+			k.syncLoopJournal.Record("configCh "+u.Op.String(), journal.Pod(pod), map[string]string{"source": u.Source})
 		}
 		switch u.Op {
 		case podsource.ADD:
-			p.handlePodAdditions(u.Pods)
+			k.HandlePodAdditions(u.Pods)
 		case podsource.UPDATE, podsource.DELETE:
-			p.handlePodUpdates(u.Pods)
+			k.HandlePodUpdates(u.Pods)
 		case podsource.REMOVE:
-			p.handlePodRemoves(u.Pods)
+			k.HandlePodRemoves(u.Pods)
 		case podsource.RECONCILE:
-			p.handlePodReconcile(u.Pods)
+			k.HandlePodReconcile(u.Pods)
 		}
 	case e := <-plegCh:
 		logger.V(4).Info("SyncLoop PLEG event", "podUID", e.ID, "type", e.Type, "data", e.Data)
-		pod, _ := p.manager.GetPodByUID(e.ID)
-		p.syncLoopJournal.Record("plegCh", journal.Pod(pod), map[string]string{"event": string(e.Type), "id": fmt.Sprint(e.Data)})
+		pod, _ := k.podManager.GetPodByUID(e.ID)
+		k.syncLoopJournal.Record("plegCh", journal.Pod(pod), map[string]string{"event": string(e.Type), "id": fmt.Sprint(e.Data)})
 		if e.Type == pleg.ContainerRemoved {
 			break
 		}
-		if pod, ok := p.manager.GetPodByUID(e.ID); ok {
-			p.dispatch(pod, podworkers.SyncPodSync)
+		if pod, ok := k.podManager.GetPodByUID(e.ID); ok {
+			k.HandlePodSyncs([]*corev1.Pod{pod})
 		}
 	case <-syncCh:
 		// Pods whose resync or retry is due, and pods past their activeDeadlineSeconds
 		// (upstream getPodsToSync with the PodSyncLoopHandlers).
 		due := map[types.UID]bool{}
-		for _, pod := range p.workers.DuePods() {
+		for _, pod := range k.podWorkers.DuePods() {
 			due[pod.UID] = true
 		}
-		for _, pod := range p.manager.GetPods() {
-			if due[pod.UID] || (!isTerminal(pod) && p.pastDeadline(pod)) {
-				p.syncLoopJournal.Record("syncCh", journal.Pod(pod), nil)
-				p.dispatch(pod, podworkers.SyncPodSync)
+		var podsToSync []*corev1.Pod
+		for _, pod := range k.podManager.GetPods() {
+			if due[pod.UID] || (!isTerminal(pod) && k.pastDeadline(pod)) {
+				k.syncLoopJournal.Record("syncCh", journal.Pod(pod), nil)
+				podsToSync = append(podsToSync, pod)
 			}
 		}
-	case u := <-p.probes.liveness.Updates():
-		p.handleProbeUpdate(ctx, prober.Liveness, u) // a failure: kuberuntime kills the container
-	case u := <-p.probes.readiness.Updates():
-		p.handleProbeUpdate(ctx, prober.Readiness, u) // into the status: Ready follows
-	case u := <-p.probes.startup.Updates():
-		p.handleProbeUpdate(ctx, prober.Startup, u) // into the status: Started follows
+		k.HandlePodSyncs(podsToSync)
+	case u := <-k.probes.liveness.Updates():
+		k.handleProbeUpdate(ctx, prober.Liveness, u) // a failure: kuberuntime kills the container
+	case u := <-k.probes.readiness.Updates():
+		k.handleProbeUpdate(ctx, prober.Readiness, u) // into the status: Ready follows
+	case u := <-k.probes.startup.Updates():
+		k.handleProbeUpdate(ctx, prober.Startup, u) // into the status: Started follows
 	case <-housekeepingCh:
 		var fields map[string]string
-		if err := p.handlePodCleanups(ctx); err != nil && ctx.Err() == nil { // not the calls cut by our own stop
+		if err := k.HandlePodCleanups(ctx); err != nil && ctx.Err() == nil { // not the calls cut by our own stop
 			logger.Error(err, "Failed cleaning up pods")
 			fields = map[string]string{"error": err.Error()}
 		}
-		p.syncLoopJournal.Record("housekeepingCh", journal.Pod(nil), fields)
+		k.syncLoopJournal.Record("housekeepingCh", journal.Pod(nil), fields)
 	}
 	return true
 }
 
-// dispatch hands a pod to its worker, with its mirror pod.
-func (p *pods) dispatch(pod *corev1.Pod, t podworkers.UpdateType) {
-	mirror, _ := p.manager.GetMirrorPodByPod(pod)
-	p.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: t, Pod: pod, MirrorPod: mirror})
+// dispatch hands a pod to its worker, with its mirror pod (upstream: kubelet.go dispatchWork).
+func (k *Kubelet) dispatch(pod *corev1.Pod, t podworkers.UpdateType) {
+	mirror, _ := k.podManager.GetMirrorPodByPod(pod)
+	k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: t, Pod: pod, MirrorPod: mirror})
 }

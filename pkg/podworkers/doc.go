@@ -2,7 +2,8 @@
 // stopped, so that two syncs of one pod never race.
 //
 // Upstream counterpart: pkg/kubelet/pod_workers.go (podWorkers, UpdatePod, podWorkerLoop,
-// SyncKnownPods) — whose long type comment this package's diagram follows.
+// SyncKnownPods, completeTerminatingRuntimePod) — whose long type comment this package's diagram
+// follows.
 //
 // A pod moves one way through four states:
 //
@@ -26,6 +27,14 @@
 // pod due again after BackOffPeriod (or after a RetryAfterError's own delay), a successful one
 // after ResyncInterval; the syncLoop asks DuePods every second (upstream: the work queue drained
 // on syncCh).
+//
+// A pod known only from the runtime — an orphan housekeeping found running, with no desired pod
+// behind it — comes as a SyncPodKill with RunningPod: its worker starts terminating, calls
+// SyncTerminatingRuntimePod and is finished, with no status to publish (runtime_pods.go). So
+// housekeeping stops no container itself.
+//
+// New makes the workers; Run lets them run (the kubelet makes them in its pod-lifecycle step and
+// runs them in its pod-workers step). An update before Run is kept, and its worker starts with Run.
 //
 // Invariants: states only move forward; the grace period only shrinks once terminating; UpdatePod
 // never blocks; a removed pod leaves no goroutine behind.

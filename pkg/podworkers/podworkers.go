@@ -33,11 +33,13 @@ func (t UpdateType) String() string {
 // UpdatePodOptions is one request to a pod worker.
 type UpdatePodOptions struct {
 	UpdateType UpdateType
-	// Pod is the desired pod. For an orphan found only in the runtime, a minimal pod built from
-	// the runtime's labels (name, namespace, UID).
+	// Pod is the desired pod; nil with RunningPod.
 	Pod *corev1.Pod
 	// MirrorPod is the API copy of a static pod, if any.
 	MirrorPod *corev1.Pod
+	// RunningPod, with SyncPodKill and no Pod, is a pod found only in the runtime (an orphan
+	// housekeeping found): its worker stops it with SyncTerminatingRuntimePod (runtime_pods.go).
+	RunningPod *kubecontainer.RunningPod
 	// GracePeriodOverride, with SyncPodKill, shortens the grace period (never lengthens it).
 	GracePeriodOverride *int64
 }
@@ -52,6 +54,9 @@ type Syncer interface {
 	SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus, gracePeriod int64) error
 	// SyncTerminatedPod finishes a pod whose containers have stopped: final status, cleanup.
 	SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus) error
+	// SyncTerminatingRuntimePod stops every container and sandbox of a pod known only from the
+	// runtime: no spec, no status to publish. Returns nil only when nothing of it runs any more.
+	SyncTerminatingRuntimePod(ctx context.Context, runningPod *kubecontainer.RunningPod) error
 }
 
 // Cache is the PLEG's pod cache: GetNewerThan blocks until it has a status of the pod newer than
@@ -94,7 +99,8 @@ type podStatus struct {
 	state       State
 	pod         *corev1.Pod // the latest desired pod
 	mirrorPod   *corev1.Pod
-	gracePeriod int64 // set when terminating starts; only ever shrinks
+	runningPod  *kubecontainer.RunningPod // set while the worker only knows the pod from the runtime
+	gracePeriod int64                     // set when terminating starts; only ever shrinks
 	// restartRequested: the pod was created again (same UID, e.g. a static pod's manifest put
 	// back) while this worker was stopping it; once finished, the worker is replaced.
 	restartRequested bool
@@ -105,18 +111,18 @@ type podStatus struct {
 	notify           chan struct{}
 }
 
-// PodWorkers runs one goroutine per pod UID. Create it with New.
+// PodWorkers runs one goroutine per pod UID. Create it with New, then Run it.
 type PodWorkers struct {
 	cfg Config
-	ctx context.Context
+	ctx context.Context // set by Run: until then no worker goroutine starts
 
 	mu   sync.Mutex
 	pods map[types.UID]*podStatus
 	wg   sync.WaitGroup
 }
 
-// New validates cfg and fills defaults. Workers stop when ctx is done; Wait waits for them.
-func New(ctx context.Context, cfg Config) (*PodWorkers, error) {
+// New validates cfg and fills defaults. No worker runs until Run.
+func New(cfg Config) (*PodWorkers, error) {
 	if cfg.Syncer == nil || cfg.Cache == nil {
 		return nil, errors.New("podworkers: Syncer and Cache are required")
 	}
@@ -129,36 +135,30 @@ func New(ctx context.Context, cfg Config) (*PodWorkers, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &PodWorkers{cfg: cfg, ctx: ctx, pods: map[types.UID]*podStatus{}}, nil
+	return &PodWorkers{cfg: cfg, pods: map[types.UID]*podStatus{}}, nil
 }
 
-// gracePeriodFor is the grace period to kill a pod with: the override if given, else the deletion
-// grace period, else the spec's terminationGracePeriodSeconds, else 30 s. Pure.
-func gracePeriodFor(pod *corev1.Pod, override *int64) int64 {
-	switch {
-	case override != nil:
-		return max(*override, 0)
-	case pod.DeletionGracePeriodSeconds != nil:
-		return *pod.DeletionGracePeriodSeconds
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		return *pod.Spec.TerminationGracePeriodSeconds
+// Run lets the workers run: the workers of pods updated before it start now, the others when
+// their pod's first update arrives. It blocks until ctx ends, then waits until every worker
+// goroutine has returned. Call it once.
+func (p *PodWorkers) Run(ctx context.Context) {
+	p.mu.Lock()
+	p.ctx = ctx
+	for uid, st := range p.pods {
+		p.startWorker(uid, st)
 	}
-	return 30
+	p.mu.Unlock()
+	<-ctx.Done()
+	p.wg.Wait()
 }
 
-// nextState decides the state after an update arrives (upstream: UpdatePod's "is the pod
-// terminating" checks). A kill, a deletion timestamp, or a terminal phase all start terminating;
-// nothing goes back. Pure.
-func nextState(current State, update UpdatePodOptions) State {
-	if current != Syncing {
-		return current
+// startWorker starts the goroutine of a pod's worker, once Run has been called. p.mu is held.
+func (p *PodWorkers) startWorker(uid types.UID, st *podStatus) {
+	if p.ctx == nil {
+		return // Run starts it
 	}
-	p := update.Pod
-	if update.UpdateType == SyncPodKill || p.DeletionTimestamp != nil ||
-		p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-		return Terminating
-	}
-	return Syncing
+	p.wg.Add(1)
+	go p.workerLoop(uid, st)
 }
 
 // UpdatePod hands an update to the pod's worker, starting the worker if needed. It never blocks:
@@ -167,20 +167,22 @@ func nextState(current State, update UpdatePodOptions) State {
 func (p *PodWorkers) UpdatePod(update UpdatePodOptions) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if update.RunningPod != nil && update.Pod == nil && !p.runtimePodUpdate(&update) {
+		return
+	}
 	uid := update.Pod.UID
 	st, ok := p.pods[uid]
 	if !ok {
-		if update.UpdateType == SyncPodKill {
-			return // nothing of this pod was ever started by a worker; housekeeping handles orphans
+		if update.UpdateType == SyncPodKill && update.RunningPod == nil {
+			return // nothing of this pod was ever started by a worker
 		}
 		st = &podStatus{state: Syncing, notify: make(chan struct{}, 1)}
 		p.pods[uid] = st
-		p.wg.Add(1)
-		go p.workerLoop(uid, st)
+		p.startWorker(uid, st)
 		p.cfg.Journal.Record("worker started", journal.Pod(update.Pod), nil)
 		p.cfg.Journal.Record(Syncing.String(), journal.Pod(update.Pod), map[string]string{"updateType": update.UpdateType.String()})
 	}
-	st.pod, st.mirrorPod = update.Pod, update.MirrorPod
+	st.pod, st.mirrorPod, st.runningPod = update.Pod, update.MirrorPod, update.RunningPod // a desired pod replaces a runtime pod
 	if update.UpdateType == SyncPodCreate && st.state != Syncing {
 		st.restartRequested = true
 	}
@@ -226,7 +228,7 @@ func (p *PodWorkers) syncOnce(uid types.UID, st *podStatus) {
 	p.mu.Lock()
 	update := st.pending
 	st.pending = nil
-	state, pod, mirror, grace, lastSync := st.state, st.pod, st.mirrorPod, st.gracePeriod, st.lastSync
+	state, pod, mirror, grace, lastSync, runningPod := st.state, st.pod, st.mirrorPod, st.gracePeriod, st.lastSync, st.runningPod
 	if update == nil || state == Finished {
 		p.mu.Unlock()
 		return
@@ -237,21 +239,31 @@ func (p *PodWorkers) syncOnce(uid types.UID, st *podStatus) {
 	logger := klog.FromContext(p.ctx).WithValues("pod", klog.KObj(pod), "podUID", uid, "state", state)
 	ctx := klog.NewContext(p.ctx, logger)
 	start := p.cfg.Clock.Now()
-	status, err := p.cfg.Cache.GetNewerThan(ctx, uid, lastSync)
+	var status *kubecontainer.PodStatus
+	var err error
+	if runningPod == nil { // a runtime pod is only stopped: it needs no status
+		status, err = p.cfg.Cache.GetNewerThan(ctx, uid, lastSync)
+	}
 	if err == nil {
 		logger.V(4).Info("Pod worker syncing", "updateType", update.UpdateType)
-		switch state {
-		case Syncing:
+		switch {
+		case runningPod != nil:
+			// Nothing to publish for a pod without a spec: stopped, it is finished (upstream
+			// completeTerminatingRuntimePod).
+			if err = p.cfg.Syncer.SyncTerminatingRuntimePod(ctx, runningPod); err == nil {
+				p.transition(st, Terminating, Finished, grace)
+			}
+		case state == Syncing:
 			var terminal bool
 			terminal, err = p.cfg.Syncer.SyncPod(ctx, update.UpdateType, pod, mirror, status)
 			if err == nil && terminal {
 				p.transition(st, Syncing, Terminating, gracePeriodFor(pod, nil))
 			}
-		case Terminating:
+		case state == Terminating:
 			if err = p.cfg.Syncer.SyncTerminatingPod(ctx, pod, status, grace); err == nil {
 				p.transition(st, Terminating, Terminated, grace)
 			}
-		case Terminated:
+		case state == Terminated:
 			if err = p.cfg.Syncer.SyncTerminatedPod(ctx, pod, status); err == nil {
 				p.transition(st, Terminated, Finished, grace)
 			}
@@ -377,6 +389,3 @@ func (p *PodWorkers) Count() int {
 	defer p.mu.Unlock()
 	return len(p.pods)
 }
-
-// Wait waits until every worker goroutine has returned (after ctx is done).
-func (p *PodWorkers) Wait() { p.wg.Wait() }

@@ -80,6 +80,11 @@ func (r *recorder) SyncTerminatedPod(context.Context, *corev1.Pod, *kubecontaine
 	return nil
 }
 
+func (r *recorder) SyncTerminatingRuntimePod(_ context.Context, rp *kubecontainer.RunningPod) error {
+	r.record("terminating runtime pod " + rp.Namespace + "/" + rp.Name)
+	return nil
+}
+
 type nowCache struct{}
 
 func (nowCache) GetNewerThan(_ context.Context, uid types.UID, _ time.Time) (*kubecontainer.PodStatus, error) {
@@ -91,12 +96,19 @@ func newWorkers(t *testing.T, s Syncer) (*PodWorkers, *testingclock.FakeClock) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	w, err := New(ctx, Config{Syncer: s, Cache: nowCache{}, Clock: clk})
+	w, err := New(Config{Syncer: s, Cache: nowCache{}, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cancel(); w.Wait() })
+	run(t, ctx, cancel, w)
 	return w, clk
+}
+
+// run runs w until the test ends.
+func run(t *testing.T, ctx context.Context, cancel context.CancelFunc, w *PodWorkers) {
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 func pod(uid, rv string) *corev1.Pod {
@@ -381,11 +393,11 @@ func TestJournalRecordsWorkerLife(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	j := journal.NewWithClock(64, clock.RealClock{})
-	w, err := New(ctx, Config{Syncer: r, Cache: nowCache{}, Clock: testingclock.NewFakeClock(time.Now()), Journal: j.For(journal.SourcePodWorker)})
+	w, err := New(Config{Syncer: r, Cache: nowCache{}, Clock: testingclock.NewFakeClock(time.Now()), Journal: j.For(journal.SourcePodWorker)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cancel(); w.Wait() })
+	run(t, ctx, cancel, w)
 
 	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("j", "1")})
 	expect(t, r, "sync:create:1")
@@ -421,4 +433,54 @@ func TestJournalRecordsWorkerLife(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("journal kinds %v, want %v", got, want)
 	}
+}
+
+// An orphan found only in the runtime is stopped by a worker, as upstream's housekeeping hands
+// it to the pod workers (SyncPodKill with RunningPod): SyncTerminatingRuntimePod, no status
+// syncs, then finished, and removed by the next SyncKnownPods since nobody desires it.
+func TestRuntimePodIsStoppedByItsWorker(t *testing.T) {
+	r := newRecorder()
+	w, _ := newWorkers(t, r)
+	orphan := &kubecontainer.RunningPod{ID: "o", Name: "orphan", Namespace: "default"}
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodSync, RunningPod: orphan})
+	if _, known := w.State("o"); known {
+		t.Fatal("a runtime pod got a worker for a sync; only a kill may start one")
+	}
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodKill, RunningPod: orphan, GracePeriodOverride: ptr.To[int64](1)})
+	expect(t, r, "terminating runtime pod default/orphan")
+	waitState(t, w, "o", Finished)
+	if w.CouldHaveRunningContainers("o") {
+		t.Error("a stopped runtime pod could still have running containers")
+	}
+	if states, _ := w.SyncKnownPods(map[types.UID]bool{}); len(states) != 0 || w.Count() != 0 {
+		t.Errorf("after SyncKnownPods: states %v, %d workers; want none", states, w.Count())
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.Equal(r.calls, []string{"terminating runtime pod default/orphan"}) {
+		t.Errorf("calls %v, want only the runtime pod's termination", r.calls)
+	}
+}
+
+// Pod workers made before Run hold their updates: nothing syncs until Run starts them (the
+// kubelet makes them in the pod-lifecycle step and starts them in the pod-workers step).
+func TestUpdatesBeforeRunWaitForRun(t *testing.T) {
+	r := newRecorder()
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	w, err := New(Config{Syncer: r, Cache: nowCache{}, Clock: testingclock.NewFakeClock(time.Now())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("early", "1")})
+	if st, known := w.State("early"); !known || st != Syncing {
+		t.Fatalf("state %v, known %v before Run; want syncing", st, known)
+	}
+	select {
+	case got := <-r.called:
+		t.Fatalf("%s before Run", got)
+	default:
+	}
+	run(t, ctx, cancel, w)
+	expect(t, r, "sync:create:1")
 }

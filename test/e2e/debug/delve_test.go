@@ -23,7 +23,7 @@ import (
 // syncLoopIteration is the function a student's first breakpoint goes on: one turn of the
 // syncLoop (upstream: pkg/kubelet/kubelet.go syncLoopIteration). Ours is a method of the pod
 // lifecycle, pkg/kubelet/syncloop.go.
-const syncLoopIteration = "github.com/minikubelet/minikubelet/pkg/kubelet.(*pods).syncLoopIteration"
+const syncLoopIteration = "github.com/minikubelet/minikubelet/pkg/kubelet.(*Kubelet).syncLoopIteration"
 
 // The Delve session a student runs with `make debug` and `dlv connect`, driven over Delve's
 // JSON-RPC API: minikubelet starts under Delve stopped before main; a breakpoint on
@@ -67,11 +67,11 @@ func TestDelveStopsInSyncLoopIteration(t *testing.T) {
 		t.Fatalf("before continue: state %+v, want process %d stopped at its entry", st.State, pid.Pid)
 	}
 
-	// `break kubelet.(*pods).syncLoopIteration` (hack/debug.sh prints it) names this one function.
+	// `break kubelet.(*Kubelet).syncLoopIteration` (hack/debug.sh prints it) names this one function.
 	var locs findLocationOut
-	d.call("FindLocation", findLocationIn{Scope: evalScope{GoroutineID: -1}, Loc: "kubelet.(*pods).syncLoopIteration"}, &locs)
+	d.call("FindLocation", findLocationIn{Scope: evalScope{GoroutineID: -1}, Loc: "kubelet.(*Kubelet).syncLoopIteration"}, &locs)
 	if len(locs.Locations) != 1 || locs.Locations[0].Function == nil || locs.Locations[0].Function.Name != syncLoopIteration {
-		t.Errorf("FindLocation kubelet.(*pods).syncLoopIteration = %+v, want only %s", locs.Locations, syncLoopIteration)
+		t.Errorf("FindLocation kubelet.(*Kubelet).syncLoopIteration = %+v, want only %s", locs.Locations, syncLoopIteration)
 	}
 	var bp createBreakpointOut
 	d.call("CreateBreakpoint", createBreakpointIn{Breakpoint: breakpoint{FunctionName: syncLoopIteration}}, &bp)
@@ -102,9 +102,9 @@ func TestDelveStopsInSyncLoopIteration(t *testing.T) {
 	// What a student prints first: the receiver's node name and the channels the turn waits on.
 	scope := evalScope{GoroutineID: th.GoroutineID}
 	var ev evalOut
-	d.call("Eval", evalIn{Scope: scope, Expr: "p.cfg.NodeName"}, &ev)
+	d.call("Eval", evalIn{Scope: scope, Expr: "k.opts.NodeName"}, &ev)
 	if v := ev.Variable; v == nil || v.Kind != reflect.String || v.Value != name || v.Unreadable != "" {
-		t.Errorf("print p.cfg.NodeName = %+v, want the string %q", v, name)
+		t.Errorf("print k.opts.NodeName = %+v, want the string %q", v, name)
 	}
 	var args listFunctionArgsOut
 	d.call("ListFunctionArgs", listFunctionArgsIn{Scope: scope, Cfg: loadConfig{MaxStringLen: 64, MaxArrayValues: 8}}, &args)
@@ -112,7 +112,7 @@ func TestDelveStopsInSyncLoopIteration(t *testing.T) {
 	for _, a := range args.Args {
 		got[a.Name] = a
 	}
-	for arg, kind := range map[string]reflect.Kind{"p": reflect.Pointer, "ctx": reflect.Interface,
+	for arg, kind := range map[string]reflect.Kind{"k": reflect.Pointer, "ctx": reflect.Interface,
 		"configCh": reflect.Chan, "plegCh": reflect.Chan, "syncCh": reflect.Chan, "housekeepingCh": reflect.Chan} {
 		if a, ok := got[arg]; !ok || a.Kind != kind || a.Unreadable != "" {
 			t.Errorf("args: %s = %+v, want a readable %s (all args: %+v)", arg, a, kind, args.Args)

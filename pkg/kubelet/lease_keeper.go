@@ -10,26 +10,10 @@ import (
 	"syscall"
 
 	"k8s.io/klog/v2"
-
-	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
-// The steps for people who watch the kubelet work: the journal's loopback listener, and the
-// lease keeper that keeps the node Ready while a debugger holds the kubelet at a breakpoint.
-
-// startDebugListener serves the journal without authentication on the loopback --debug-address
-// (`minikubelet journal` reads it). It starts before the steps that record, so a student can
-// follow the start itself.
-func (k *Kubelet) startDebugListener(context.Context) (component, error) {
-	if k.opts.DebugAddress == "" {
-		return nop()
-	}
-	debug, err := journal.ListenDebug(k.opts.DebugAddress, k.journal)
-	if err != nil {
-		return nil, err // it names the address and the flag
-	}
-	return runFunc(debug.Serve), nil
-}
+// The lease-keeper step: with --debug-keepalive, a child process keeps the node Ready while a
+// debugger holds the kubelet at a breakpoint.
 
 // startLeaseKeeper starts `minikubelet lease-keeper` (--debug-keepalive) as a child that renews
 // the Lease while this process is stopped (pkg/lease RunKeeper). It dies with this process

@@ -13,7 +13,9 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/stats"
 )
 
-// The kubelet API's steps: its serving certificate and the HTTPS server on :10250.
+// The kubelet API's steps: its serving certificate and the HTTPS server on :10250 (upstream:
+// pkg/kubelet/kubelet.go ListenAndServe, cmd/kubelet/app/server.go InitializeTLS and the serving
+// certificate manager). What the server asks of the Kubelet is in kubelet_getters.go.
 
 // startServingCertificate gets the kubelet API's certificate from a kubelet-serving CSR (approved
 // by an admin) and rotates it, with serverTLSBootstrap; without it, the server signs its own.
@@ -55,7 +57,7 @@ func (k *Kubelet) startServer(ctx context.Context) (component, error) {
 		AuthzAuthorizedTTL:   cfg.Authorization.Webhook.CacheAuthorizedTTL.Duration,
 		AuthzUnauthorizedTTL: cfg.Authorization.Webhook.CacheUnauthorizedTTL.Duration,
 		Client:               k.client,
-		Host:                 k.pods,
+		Host:                 k,
 		Streaming:            k.cri.Runtime,
 		Metrics:              k.metrics,
 		Stats:                k.stats,

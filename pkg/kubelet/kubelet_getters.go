@@ -15,20 +15,22 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/server"
 )
 
-// The pods answer the kubelet API server's questions (upstream: kubelet's server.HostInterface).
-var _ server.Host = (*pods)(nil)
+// What the kubelet API asks of the Kubelet: its pods, a container or sandbox to exec, attach or
+// port-forward into, a container's logs (upstream: server.HostInterface, which the Kubelet
+// implements in kubelet_getters.go GetPods and kubelet_pods.go GetContainerLogs).
+var _ server.Host = (*Kubelet)(nil)
 
 // GetPods returns the pods this node runs, for /pods.
-func (p *pods) GetPods() []*corev1.Pod { return p.manager.GetPods() }
+func (k *Kubelet) GetPods() []*corev1.Pod { return k.podManager.GetPods() }
 
 // podAndStatus finds a desired pod by namespace/name (and UID if given) with the runtime's view of
 // it from the PLEG cache.
-func (p *pods) podAndStatus(namespace, name string, uid types.UID) (*corev1.Pod, *kubecontainer.PodStatus, error) {
-	pod, ok := p.manager.GetPodByFullName(namespace, name)
+func (k *Kubelet) podAndStatus(namespace, name string, uid types.UID) (*corev1.Pod, *kubecontainer.PodStatus, error) {
+	pod, ok := k.podManager.GetPodByFullName(namespace, name)
 	if !ok || (uid != "" && pod.UID != uid) {
 		return nil, nil, fmt.Errorf("pod %s/%s not found on this node", namespace, name)
 	}
-	st, err := p.cache.Get(pod.UID)
+	st, err := k.podCache.Get(pod.UID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pod %s/%s: %w", namespace, name, err)
 	}
@@ -36,8 +38,8 @@ func (p *pods) podAndStatus(namespace, name string, uid types.UID) (*corev1.Pod,
 }
 
 // ResolveContainer returns the CRI ID of a running container and its sandbox, for exec and attach.
-func (p *pods) ResolveContainer(namespace, name string, uid types.UID, container string) (string, string, error) {
-	_, st, err := p.podAndStatus(namespace, name, uid)
+func (k *Kubelet) ResolveContainer(namespace, name string, uid types.UID, container string) (string, string, error) {
+	_, st, err := k.podAndStatus(namespace, name, uid)
 	if err != nil {
 		return "", "", err
 	}
@@ -50,8 +52,8 @@ func (p *pods) ResolveContainer(namespace, name string, uid types.UID, container
 }
 
 // ResolvePodSandbox returns the ready sandbox of a pod, for port-forward.
-func (p *pods) ResolvePodSandbox(namespace, name string, uid types.UID) (string, error) {
-	_, st, err := p.podAndStatus(namespace, name, uid)
+func (k *Kubelet) ResolvePodSandbox(namespace, name string, uid types.UID) (string, error) {
+	_, st, err := k.podAndStatus(namespace, name, uid)
 	if err != nil {
 		return "", err
 	}
@@ -73,8 +75,8 @@ func readySandbox(st *kubecontainer.PodStatus) (string, bool) {
 
 // ContainerLogs streams a container's CRI log file — the current instance, or with
 // opts.Previous the one before it — as `kubectl logs` asks (upstream: GetContainerLogs).
-func (p *pods) ContainerLogs(ctx context.Context, namespace, name, container string, opts *corev1.PodLogOptions, stdout, stderr io.Writer) error {
-	pod, st, err := p.podAndStatus(namespace, name, "")
+func (k *Kubelet) ContainerLogs(ctx context.Context, namespace, name, container string, opts *corev1.PodLogOptions, stdout, stderr io.Writer) error {
+	pod, st, err := k.podAndStatus(namespace, name, "")
 	if err != nil {
 		return err
 	}
@@ -95,9 +97,9 @@ func (p *pods) ContainerLogs(ctx context.Context, namespace, name, container str
 		return fmt.Errorf("container %q in pod %q is waiting to start", container, name)
 	}
 	inst := instances[want]
-	path := kuberuntime.ContainerLogFile(p.cfg.PodLogsDir, pod.Namespace, pod.Name, pod.UID, container, inst.RestartCount)
+	path := kuberuntime.ContainerLogFile(k.opts.Config.PodLogsDir, pod.Namespace, pod.Name, pod.UID, container, inst.RestartCount)
 	isRunning := func() bool {
-		cur, err := p.cache.Get(pod.UID)
+		cur, err := k.podCache.Get(pod.UID)
 		if err != nil {
 			return false
 		}
@@ -108,5 +110,5 @@ func (p *pods) ContainerLogs(ctx context.Context, namespace, name, container str
 		}
 		return false
 	}
-	return logs.ReadLogs(ctx, p.cfg.Clock, path, logs.NewOptions(opts, p.cfg.Clock.Now()), isRunning, stdout, stderr)
+	return logs.ReadLogs(ctx, k.clock, path, logs.NewOptions(opts, k.clock.Now()), isRunning, stdout, stderr)
 }
