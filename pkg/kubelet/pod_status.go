@@ -185,7 +185,7 @@ func containerStatus(pod *corev1.Pod, c *corev1.Container, rs *kubecontainer.Pod
 	// A container to be started (again) shows why it waits (CrashLoopBackOff, ErrImagePull…),
 	// an exited one with its exit as its last state, as `kubectl get pods` shows it.
 	latest := rs.FindContainer(c.Name)
-	if e, ok := in.reasons[c.Name]; ok && kuberuntime.ShouldRestart(pod, c, latest) && (latest == nil || latest.State != runtimeapi.ContainerState_CONTAINER_RUNNING) {
+	if e, ok := in.reasons[c.Name]; ok && kubecontainer.ShouldContainerBeRestarted(c, pod, rs) && (latest == nil || latest.State != runtimeapi.ContainerState_CONTAINER_RUNNING) {
 		if cs.State.Terminated != nil {
 			cs.LastTerminationState = cs.State
 		}

@@ -13,7 +13,6 @@ import (
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/podmanager"
-	"github.com/minikubelet/minikubelet/pkg/podsource"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
 	"github.com/minikubelet/minikubelet/pkg/statusmanager"
 )
@@ -50,7 +49,7 @@ func (k *Kubelet) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mir
 	if apiStatus.Phase == corev1.PodSucceeded || apiStatus.Phase == corev1.PodFailed {
 		return true, nil
 	}
-	if podsource.IsStaticPod(pod) {
+	if kubecontainer.IsStaticPod(pod) {
 		k.ensureMirrorPod(ctx, pod, mirror)
 	}
 	k.probes.manager.AddPod(pod) // probe its containers (a newer pod reaches existing workers)

@@ -17,7 +17,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/minikubelet/minikubelet/pkg/podsource"
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/volume"
 )
 
@@ -65,7 +65,7 @@ func (s *services) env(pod *corev1.Pod) (map[string]string, error) {
 	if s == nil {
 		return nil, nil
 	}
-	if !podsource.IsStaticPod(pod) && !s.synced() {
+	if !kubecontainer.IsStaticPod(pod) && !s.synced() {
 		return nil, errors.New("services have not yet been read at least once, cannot construct envvars")
 	}
 	list, err := s.lister.List(labels.Everything())

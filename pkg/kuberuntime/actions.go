@@ -246,17 +246,6 @@ func hostNetwork(s *runtimeapi.PodSandboxStatus) bool {
 	return s.GetLinux().GetNamespaces().GetOptions().GetNetwork() == runtimeapi.NamespaceMode_NODE
 }
 
-// ShouldRestart is kubecontainer.ShouldContainerBeRestarted for pkg/kubelet's status code, which
-// passes the latest instance. Deprecated: call kubecontainer.ShouldContainerBeRestarted; this
-// forwarder goes once pkg/kubelet's callers do (issue #29).
-func ShouldRestart(pod *corev1.Pod, c *corev1.Container, cs *kubecontainer.ContainerStatus) bool {
-	status := &kubecontainer.PodStatus{}
-	if cs != nil {
-		status.Containers = []*kubecontainer.ContainerStatus{cs}
-	}
-	return kubecontainer.ShouldContainerBeRestarted(c, pod, status)
-}
-
 func succeeded(cs *kubecontainer.ContainerStatus) bool {
 	return cs != nil && cs.State == runtimeapi.ContainerState_CONTAINER_EXITED && cs.ExitCode == 0
 }

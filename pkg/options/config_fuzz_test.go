@@ -12,7 +12,7 @@ import (
 
 // FuzzLoadConfigFile writes arbitrary bytes as the --config file and loads it: strict decoding,
 // defaulting and validation. Whatever the file holds, minikubelet must not crash, and a bad file
-// gets what every bad input gets (README "Flags and config"): one line that starts with
+// gets what every bad input gets (docs/reference.md "Flags and config"): one line that starts with
 // "--config" and says what is wrong. A file that loads must pass validation. It writes only in
 // t.TempDir().
 //

@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 // Pins upstream apiserver.go: the kubelet lists and watches pods with spec.nodeName=<node> in all
@@ -61,7 +63,7 @@ func TestApiserverSource(t *testing.T) {
 	if u.Op != ADD || u.Source != ApiserverSource || len(u.Pods) != 1 || u.Pods[0].UID != "uid-mine" {
 		t.Fatalf("got %v from %s of %v, want ADD from api of uid-mine only (uid-other is on n2)", u.Op, u.Source, uids(u.Pods))
 	}
-	if u.Pods[0].Annotations[ConfigSourceAnnotationKey] != ApiserverSource || IsStaticPod(u.Pods[0]) {
+	if u.Pods[0].Annotations[ConfigSourceAnnotationKey] != ApiserverSource || kubecontainer.IsStaticPod(u.Pods[0]) {
 		t.Errorf("annotations = %v, want config.source=api", u.Pods[0].Annotations)
 	}
 	<-watching

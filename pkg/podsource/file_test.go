@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 const goodManifest = `apiVersion: v1
@@ -62,7 +64,7 @@ func TestManifestToPod(t *testing.T) {
 			if pod.Name != "web-node1" || pod.Namespace != "default" || pod.Spec.NodeName != "Node1" {
 				t.Errorf("name/namespace/node = %s/%s/%s, want default/web-node1 on Node1 (name suffixed with the lower-cased node)", pod.Namespace, pod.Name, pod.Spec.NodeName)
 			}
-			if pod.UID == "" || pod.Annotations[ConfigHashAnnotationKey] != string(pod.UID) || !IsStaticPod(pod) {
+			if pod.UID == "" || pod.Annotations[ConfigHashAnnotationKey] != string(pod.UID) || !kubecontainer.IsStaticPod(pod) {
 				t.Errorf("uid %q annotations %v: want config.hash = uid and config.source = file", pod.UID, pod.Annotations)
 			}
 			if _, ok := pod.Annotations[ConfigFirstSeenAnnotationKey]; ok {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 // FuzzManifestToPod feeds arbitrary file content to the static pod decoder. Whatever is in the
@@ -79,7 +81,7 @@ spec:
 		if msgs := validation.IsDNS1123Label(pod.Namespace); len(msgs) > 0 {
 			t.Errorf("namespace %q is not a valid namespace: %v", pod.Namespace, msgs)
 		}
-		if len(pod.Spec.Containers) == 0 || !IsStaticPod(pod) {
+		if len(pod.Spec.Containers) == 0 || !kubecontainer.IsStaticPod(pod) {
 			t.Errorf("a pod without containers or not marked static: %d containers, annotations %v", len(pod.Spec.Containers), pod.Annotations)
 		}
 	})

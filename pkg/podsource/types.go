@@ -73,10 +73,3 @@ const (
 	// the merger.
 	ConfigFirstSeenAnnotationKey = "kubernetes.io/config.seen"
 )
-
-// IsStaticPod is kubecontainer.IsStaticPod (upstream kubetypes.IsStaticPod: the source is set and
-// is not the API server). Deprecated: call kubecontainer.IsStaticPod; this forwarder goes once
-// pkg/kubelet's callers do (issue #29).
-func IsStaticPod(pod *corev1.Pod) bool {
-	return kubecontainer.IsStaticPod(pod)
-}
