@@ -34,7 +34,7 @@ test: test-unit test-fuzz test-e2e labs-test test-conformance
 # test-unit: unit tests of every package, with the race detector, and the static security checks
 # (test/security: no TLS verification switched off anywhere, no key file readable by others).
 test-unit:
-	go test -race -count=1 ./pkg/... ./cmd/... ./hack/containerd/... ./hack/bench/... ./test/security/...
+	go test -race -count=1 ./pkg/... ./internal/... ./fakeruntime/... ./tools/... ./testing/... ./cmd/... ./hack/containerd/... ./hack/bench/... ./test/security/...
 
 # test-fuzz: a short, bounded run of each fuzz target, one target per run as go test -fuzz allows
 # (FUZZTIME inputs each); `make test-fuzz FUZZTIME=2000000x` for a longer one. A failing input is
@@ -45,7 +45,7 @@ test-unit:
 FUZZTIME ?= 20000x
 FUZZ := go test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x
 test-fuzz:
-	$(FUZZ) -fuzz '^FuzzCreateContainer$$' ./pkg/cri/fake
+	$(FUZZ) -fuzz '^FuzzCreateContainer$$' ./fakeruntime
 	$(FUZZ) -fuzz '^FuzzManifestToPod$$' ./pkg/podsource
 	$(FUZZ) -fuzz '^FuzzLoadConfigFile$$' ./pkg/options
 	$(FUZZ) -fuzz '^FuzzParseCRILog$$' ./pkg/kuberuntime/logs

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # verify-architecture.sh: keep docs/architecture.md and the code true to each other: every
-# directory under pkg/ that holds Go code (a non-test .go file) is named in docs/architecture.md,
-# as `pkg/<dir>` (or `pkg/<dir>/`) in backticks or as a table cell. (The size rule is per function,
+# directory under pkg/, internal/, fakeruntime/, tools/ and testing/ that holds Go code (a non-test .go file) is named in docs/architecture.md,
+# as `<tree>/<dir>` (or with a trailing slash) in backticks or as a table cell. (The size rule is per function,
 # not per file: hack/verify-funclen.sh.)
 # Run by hack/verify-all.sh. Exits 1, naming each missing directory and what to do.
 set -euo pipefail
@@ -23,13 +23,13 @@ if [[ ! -f $doc ]]; then
   exit 1
 fi
 
-# Every Go package directory under pkg/ is on the map.
+# Every Go package directory of the kubelet and its tools (pkg, internal, fakeruntime, tools, testing) is on the map.
 missing=()
 while IFS= read -r dir; do
   if ! grep -qF -e "\`$dir\`" -e "\`$dir/\`" -e "| $dir |" -e "| $dir/ |" "$doc"; then
     missing+=("$dir")
   fi
-done < <(go_sources pkg | xargs -r -n1 dirname | sort -u)
+done < <(go_sources pkg internal fakeruntime tools testing | xargs -r -n1 dirname | sort -u)
 if ((${#missing[@]} > 0)); then
   echo "verify-architecture: $doc does not name these package directories:"
   printf '  %s\n' "${missing[@]}"
@@ -39,6 +39,6 @@ if ((${#missing[@]} > 0)); then
 fi
 
 if ((fail == 0)); then
-  echo "verify-architecture: every pkg/ directory is in $doc"
+  echo "verify-architecture: every package directory of pkg/, internal/, fakeruntime/, tools/ and testing/ is in $doc"
 fi
 exit $fail

@@ -7,7 +7,7 @@
 # call graph from those mains (Rapid Type Analysis) and lists each function none of them can
 # reach. Tests do not count: a function only tests call is dead (issue #29), so deadcode runs
 # without -test. The exceptions are test-helper packages (under test/, or named *test like
-# pkg/exec/exectest), written for the tests: they are listed, one a line with the reason, in
+# testing/exectest), written for the tests: they are listed, one a line with the reason, in
 # hack/verify-deadcode.allow.
 #
 # Exits 1, naming each unreachable function and what to do with it, or when an entry of the allow
@@ -80,7 +80,7 @@ For each one:
   - nothing calls it: delete it;
   - only tests call it: delete it and let the test use what the program uses, or wire it in where
     upstream uses it if the kubelet should; a helper only tests need goes into a _test.go file;
-  - it is in a test-helper package (under test/, or named *test like pkg/exec/exectest): add the
+  - it is in a test-helper package (under test/, or named *test like testing/exectest): add the
     package directory and the reason to hack/verify-deadcode.allow.
 (deadcode -whylive=<import path>.<Func> ./... shows why a function you expected here is reachable.)
 EOF

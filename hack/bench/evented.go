@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 )
 
 // The EventedPLEG rows: minikubelet measured twice, with the gate off and on. Besides what
@@ -98,7 +98,7 @@ func (b *bench) killToAPI(ctx context.Context, node, dir string) (time.Duration,
 	defer w.Stop()
 	deadline := time.After(2 * time.Minute)
 	var killedAt time.Time
-	admin := fake.NewAdminClient(filepath.Join(dir, "fake-runtime.sock.admin"))
+	admin := fakeruntime.NewAdminClient(filepath.Join(dir, "fake-runtime.sock.admin"))
 	for {
 		select {
 		case <-ctx.Done():

@@ -26,13 +26,13 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 )
 
 // fakeSandbox and fakeContainer are what the fake runtime's /state lists.
 type (
-	fakeSandbox   = fake.SandboxState
-	fakeContainer = fake.ContainerState
+	fakeSandbox   = fakeruntime.SandboxState
+	fakeContainer = fakeruntime.ContainerState
 )
 
 // config says where the cluster and the node are.
@@ -92,9 +92,9 @@ func (e *env) podRef(name string) string { return e.cfg.namespace + "/" + name }
 
 // fakeState asks the node's built-in fake runtime what it holds (GET /state on its admin socket,
 // as `minikubelet fake-runtime state` does).
-func (e *env) fakeState(ctx context.Context) (fake.State, error) {
+func (e *env) fakeState(ctx context.Context) (fakeruntime.State, error) {
 	socket := e.path("fake-runtime.sock.admin")
-	st, err := fake.NewAdminClient(socket).State(ctx)
+	st, err := fakeruntime.NewAdminClient(socket).State(ctx)
 	if err != nil {
 		return st, fmt.Errorf("cannot ask the fake runtime (%s): %v — is minikubelet running with the built-in fake runtime and --root-dir %s?", socket, err, e.cfg.rootDir)
 	}

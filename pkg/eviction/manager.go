@@ -15,7 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/qos"
 )
 

@@ -14,7 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/minikubelet/minikubelet/pkg/exec"
-	"github.com/minikubelet/minikubelet/pkg/exec/exectest"
+	"github.com/minikubelet/minikubelet/testing/exectest"
 )
 
 // Pins upstream remotecommand.NewOptions: only "1" turns a stream on, a TTY drops stderr (it is

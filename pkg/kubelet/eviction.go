@@ -11,8 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/eviction"
-	"github.com/minikubelet/minikubelet/pkg/journal"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
 )
 

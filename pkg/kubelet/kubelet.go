@@ -14,9 +14,9 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/bootstrap"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
-	"github.com/minikubelet/minikubelet/pkg/journal"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
@@ -37,6 +37,10 @@ type Config struct {
 	// (shared.go): the fake runtimes' server, the Service informer, the start-up pace. Its Ready
 	// must be closed. nil: a kubelet alone.
 	Shared *Shared
+	// FakeRuntime makes the built-in CRI runtime a kubelet alone serves when
+	// --container-runtime-endpoint is empty (cri.go); cmd/minikubelet passes the fake runtime's.
+	// nil: a runtime endpoint is required.
+	FakeRuntime NewRuntimeServer
 }
 
 // Kubelet is minikubelet's main object: one node agent. New prepares it; Run starts its steps in
@@ -48,11 +52,13 @@ type Kubelet struct {
 	apiListener net.Listener
 	clock       clock.WithTicker
 	shared      *Shared // --nodes; nil alone
-	turn        *turn   // held from TLS bootstrap to registration with --nodes (shared.go)
-	nodeIP      net.IP
-	machine     nodestatus.Machine // the host's size and identity, read once: admission, stats and node status share it
-	journal     *journal.Journal   // "what just happened?": served on :10250/debug/journal
-	metrics     *metrics.Registry  // served on :10250/metrics
+	// newFakeRuntime makes the built-in runtime (Config.FakeRuntime)
+	newFakeRuntime NewRuntimeServer
+	turn           *turn // held from TLS bootstrap to registration with --nodes (shared.go)
+	nodeIP         net.IP
+	machine        nodestatus.Machine // the host's size and identity, read once: admission, stats and node status share it
+	journal        *journal.Journal   // "what just happened?": served on :10250/debug/journal
+	metrics        *metrics.Registry  // served on :10250/metrics
 
 	// Made by the steps, in start order.
 	restConfig      *rest.Config                // tls-bootstrap: the client certificate's kubeconfig
@@ -96,16 +102,17 @@ func New(cfg Config) (*Kubelet, error) {
 		}
 	}
 	return &Kubelet{
-		opts:        o,
-		apiListener: cfg.APIListener,
-		clock:       cfg.Clock,
-		shared:      cfg.Shared,
-		nodeIP:      nodeIP,
-		machine:     nodestatus.ReadMachine(o.RootDir),
-		journal:     journal.NewWithClock(journal.DefaultSize, cfg.Clock),
-		metrics:     metrics.New(),
-		reasons:     map[types.UID]map[string]kuberuntime.ContainerError{},
-		evicted:     map[types.UID]*podEviction{},
+		opts:           o,
+		apiListener:    cfg.APIListener,
+		clock:          cfg.Clock,
+		shared:         cfg.Shared,
+		newFakeRuntime: cfg.FakeRuntime,
+		nodeIP:         nodeIP,
+		machine:        nodestatus.ReadMachine(o.RootDir),
+		journal:        journal.NewWithClock(journal.DefaultSize, cfg.Clock),
+		metrics:        metrics.New(),
+		reasons:        map[types.UID]map[string]kuberuntime.ContainerError{},
+		evicted:        map[types.UID]*podEviction{},
 	}, nil
 }
 

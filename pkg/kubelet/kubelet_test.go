@@ -19,7 +19,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
 	"github.com/minikubelet/minikubelet/pkg/options"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
@@ -57,7 +57,7 @@ func newTestKubelet(t *testing.T, objects ...runtime.Object) *testKubelet {
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
 
 	socket := filepath.Join(root, "cri.sock")
-	rt, err := fake.New(fake.Config{Socket: socket, Clock: clk})
+	rt, err := fakeruntime.New(fakeruntime.Config{Socket: socket, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/bootstrap"
-	"github.com/minikubelet/minikubelet/pkg/journal"
 	"github.com/minikubelet/minikubelet/pkg/lease"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 	"github.com/minikubelet/minikubelet/pkg/version"

@@ -6,7 +6,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
 )

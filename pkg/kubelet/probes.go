@@ -16,7 +16,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/prober"
 )

@@ -3,7 +3,6 @@ package kubelet
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
 )
 
@@ -21,7 +19,7 @@ import (
 // nodes.go makes a Shared and hands it to each Kubelet). Nothing here carries a node's identity
 // to the API server except the Service informer, a read any node may do:
 //
-//   - one gRPC server and socket for every node's fake runtime (fake.Mux), and one connection to
+//   - one gRPC server and socket for every node's fake runtime (SharedConfig.FakeRuntimes), and one connection to
 //     it; each node still has a Runtime of its own, and its calls name it;
 //   - one Service informer (service-link env), started with the client of the first node that
 //     gets there: a read any node may make. (Not the Node informer: the Node authorizer lets a
@@ -35,8 +33,9 @@ import (
 
 // SharedConfig is what NewShared needs.
 type SharedConfig struct {
-	// RootDir holds the fake runtimes' socket (fake-runtime.sock). Required.
-	RootDir string
+	// FakeRuntimes serves every node's built-in runtime on one socket (cmd/minikubelet passes
+	// the fake runtime's Mux). Required.
+	FakeRuntimes RuntimeMux
 	// Nodes is how many node agents will start, for the start-up progress.
 	Nodes int
 	// StartConcurrency is how many nodes may be between TLS bootstrap and registration at once.
@@ -47,11 +46,21 @@ type SharedConfig struct {
 	Clock clock.WithTicker
 }
 
+// RuntimeMux is the built-in runtimes of --nodes behind one socket and gRPC server: each call
+// names its node in the gRPC metadata NodeKey, and goes to that node's runtime.
+type RuntimeMux interface {
+	RuntimeServer
+	// NewRuntime adds node's runtime, with pod IPs from podCIDR; the kubelet serves its
+	// streaming server (exec, attach, port-forward) as a RuntimeServer of its own.
+	NewRuntime(node, podCIDR string) (RuntimeServer, error)
+	// NodeKey is the gRPC metadata key whose value names the node of a call.
+	NodeKey() string
+}
+
 // Shared is what the node agents of one process share; see above.
 type Shared struct {
-	cfg          SharedConfig
-	fakeRuntimes *fake.Mux
-	cri          *grpc.ClientConn // to fakeRuntimes, made by Run
+	cfg SharedConfig
+	cri *grpc.ClientConn // to cfg.FakeRuntimes, made by Run
 
 	ready chan struct{} // closed once Run serves fakeRuntimes and cri is made
 
@@ -67,17 +76,13 @@ type Shared struct {
 
 // NewShared prepares what the nodes share; Run serves it.
 func NewShared(cfg SharedConfig) (*Shared, error) {
-	if cfg.RootDir == "" {
-		return nil, errors.New("kubelet: SharedConfig.RootDir is required")
+	if cfg.FakeRuntimes == nil {
+		return nil, errors.New("kubelet: SharedConfig.FakeRuntimes is required")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	mux, err := fake.NewMux(filepath.Join(cfg.RootDir, "fake-runtime.sock"))
-	if err != nil {
-		return nil, err
-	}
-	return &Shared{cfg: cfg, fakeRuntimes: mux, ready: make(chan struct{}), turns: make(chan struct{}, max(1, cfg.StartConcurrency))}, nil
+	return &Shared{cfg: cfg, ready: make(chan struct{}), turns: make(chan struct{}, max(1, cfg.StartConcurrency))}, nil
 }
 
 // Ready is closed once the nodes may start.
@@ -88,13 +93,13 @@ func (s *Shared) Ready() <-chan struct{} { return s.ready }
 func (s *Shared) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	served := make(chan error, 1)
-	go func() { served <- s.fakeRuntimes.Serve(ctx) }()
+	go func() { served <- s.cfg.FakeRuntimes.Serve(ctx) }()
 	select {
-	case <-s.fakeRuntimes.Ready():
+	case <-s.cfg.FakeRuntimes.Ready():
 	case err := <-served:
 		return err
 	}
-	conn, err := remote.DialConn(s.fakeRuntimes.Endpoint(), s.cfg.RuntimeRequestTimeout)
+	conn, err := remote.DialConn(s.cfg.FakeRuntimes.Endpoint(), s.cfg.RuntimeRequestTimeout)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 // --nodes paces its start: at most StartConcurrency nodes between TLS bootstrap and
 // registration; a node's turn, given back once (registered, or stopped before), lets the next in.
 func TestStartTurns(t *testing.T) {
-	s, err := NewShared(SharedConfig{RootDir: t.TempDir(), Nodes: 3, StartConcurrency: 2})
+	s, err := NewShared(SharedConfig{FakeRuntimes: unusedMux{}, Nodes: 3, StartConcurrency: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,4 +40,15 @@ func TestStartTurns(t *testing.T) {
 	}
 	tr := (*turn)(nil)
 	tr.done() // nil: nothing to give back
+}
+
+// unusedMux stands in for the fake runtimes' Mux where a test never serves it.
+type unusedMux struct{}
+
+func (unusedMux) Serve(context.Context) error { return errors.New("not served") }
+func (unusedMux) Ready() <-chan struct{}      { return nil }
+func (unusedMux) Endpoint() string            { return "" }
+func (unusedMux) NodeKey() string             { return "" }
+func (unusedMux) NewRuntime(string, string) (RuntimeServer, error) {
+	return nil, errors.New("no runtimes")
 }

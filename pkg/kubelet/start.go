@@ -8,7 +8,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/internal/journal"
 )
 
 // A step is one line of the start order (Kubelet.startOrder): a name and the work that starts it.

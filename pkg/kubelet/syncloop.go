@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
 	"github.com/minikubelet/minikubelet/pkg/podsource"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"

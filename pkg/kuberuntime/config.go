@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/minikubelet/minikubelet/internal/journal"
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
-	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // sandboxConfig is the CRI PodSandboxConfig of a pod (upstream: kuberuntime_sandbox.go).

@@ -6,7 +6,7 @@ package kuberuntime
 import (
 	"time"
 
-	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/internal/journal"
 )
 
 // noteCRI records one CRI call of pod in the journal: its duration since start, its error, and

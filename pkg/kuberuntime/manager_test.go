@@ -20,10 +20,10 @@ import (
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/internal/journal"
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
-	"github.com/minikubelet/minikubelet/pkg/journal"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
 )
 
@@ -43,7 +43,7 @@ func newFakeRuntime(t *testing.T) (*Manager, *testingclock.FakeClock, context.Co
 		t.Fatal(err)
 	}
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	rt, err := fake.New(fake.Config{Socket: filepath.Join(dir, "cri.sock"), Clock: clk})
+	rt, err := fakeruntime.New(fakeruntime.Config{Socket: filepath.Join(dir, "cri.sock"), Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,8 +205,8 @@ func TestImagePullPolicies(t *testing.T) {
 		t.Errorf("PullNever of a missing image: %+v", res.ContainerErrors)
 	}
 
-	admin := fake.NewAdminClient(filepath.Join(dir, "cri.sock") + ".admin")
-	if err := admin.Inject(ctx, "fail-pulls", fake.FaultArgs{Image: "busybox:1.36", Count: 1, Message: "registry unreachable"}); err != nil {
+	admin := fakeruntime.NewAdminClient(filepath.Join(dir, "cri.sock") + ".admin")
+	if err := admin.Inject(ctx, "fail-pulls", fakeruntime.FaultArgs{Image: "busybox:1.36", Count: 1, Message: "registry unreachable"}); err != nil {
 		t.Fatal(err)
 	}
 	pod.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent

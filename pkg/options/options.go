@@ -17,9 +17,9 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/cm"
 	"github.com/minikubelet/minikubelet/pkg/eviction"
-	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // Flags are the command-line-only settings, as upstream's KubeletFlags: where the node's identity,

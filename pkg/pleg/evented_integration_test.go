@@ -14,8 +14,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
-	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 )
 
@@ -120,7 +120,7 @@ func TestEventedAgainstTheFakeCRIRuntime(t *testing.T) {
 	}
 
 	// containerd 1.6: GetContainerEvents is Unimplemented. PLEG says so and relists every second.
-	if err := admin.Inject(ctx, "events-off", fake.FaultArgs{}); err != nil {
+	if err := admin.Inject(ctx, "events-off", fakeruntime.FaultArgs{}); err != nil {
 		t.Fatal(err)
 	}
 	down := journaled(ctx, t, j, "stream down", nil)
@@ -145,7 +145,7 @@ func TestEventedAgainstTheFakeCRIRuntime(t *testing.T) {
 	}
 
 	// The stream is back: trusted again after the retry.
-	if err := admin.Inject(ctx, "events-on", fake.FaultArgs{}); err != nil {
+	if err := admin.Inject(ctx, "events-on", fakeruntime.FaultArgs{}); err != nil {
 		t.Fatal(err)
 	}
 	stepUntil(ctx, t, clk, "stream up again", func() bool { return len(kinds(j)) == 3 })

@@ -16,8 +16,8 @@ import (
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/internal/journal"
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
-	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // fakeRuntime returns scripted pods. GetPods steps the clock by listLatency, so a test can tell

@@ -15,7 +15,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 )
@@ -24,7 +24,7 @@ import (
 // on it through the real CRI client, the same path as with containerd. It returns the manager,
 // the shared fake clock, a context, the admin client for fault injection, and the CRI client's
 // RuntimeService (for the container events stream).
-func newCRIRuntime(t *testing.T) (*kuberuntime.Manager, *testingclock.FakeClock, context.Context, *fake.AdminClient, runtimeapi.RuntimeServiceClient) {
+func newCRIRuntime(t *testing.T) (*kuberuntime.Manager, *testingclock.FakeClock, context.Context, *fakeruntime.AdminClient, runtimeapi.RuntimeServiceClient) {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
@@ -34,7 +34,7 @@ func newCRIRuntime(t *testing.T) (*kuberuntime.Manager, *testingclock.FakeClock,
 	}
 	socket := filepath.Join(dir, "cri.sock")
 	clk := testingclock.NewFakeClock(at(0))
-	rt, err := fake.New(fake.Config{Socket: socket, Clock: clk})
+	rt, err := fakeruntime.New(fakeruntime.Config{Socket: socket, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func newCRIRuntime(t *testing.T) (*kuberuntime.Manager, *testingclock.FakeClock,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, clk, ctx, fake.NewAdminClient(socket + ".admin"), client.Runtime
+	return m, clk, ctx, fakeruntime.NewAdminClient(socket + ".admin"), client.Runtime
 }
 
 // eventsOfType returns the container IDs of the waiting events of one type.

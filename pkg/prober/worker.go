@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/internal/journal"
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
-	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // restartGrace: a container whose running StartedAt is more than this before the Manager was

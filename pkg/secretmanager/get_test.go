@@ -8,7 +8,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/internal/journal"
 )
 
 // Pins simpleSecretManager / simpleConfigMapManager: one GET per call, nothing cached, and

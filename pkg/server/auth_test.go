@@ -23,7 +23,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/internal/journal"
 )
 
 // Pins upstream GetRequestAttributes (pkg/kubelet/server/auth.go, v1.36 with

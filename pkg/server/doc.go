@@ -44,7 +44,7 @@
 // subresource from the path (/stats → stats, /metrics → metrics, /logs → log, /pods → pods or
 // proxy, /healthz → healthz or proxy, /configz → configz or proxy, everything else → proxy).
 // /debug/pprof/ (Config.Profiling, config enableProfilingHandler) is Go's net/http/pprof, as
-// upstream. minikubelet adds /debug/journal and /debug/journal/ui (pkg/journal, when
+// upstream. minikubelet adds /debug/journal and /debug/journal/ui (internal/journal, when
 // Config.Journal is set). All fall under "everything else": nodes/proxy, as upstream's /debug
 // paths.
 // Every route, /healthz included, is behind authentication and authorization, as upstream.

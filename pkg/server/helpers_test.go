@@ -30,7 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/minikubelet/minikubelet/pkg/exec/exectest"
+	"github.com/minikubelet/minikubelet/testing/exectest"
 )
 
 const testNode = "node-a"

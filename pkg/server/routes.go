@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/internal/journal"
 )
 
 // routes registers the handlers, with the upstream paths (pkg/kubelet/server/server.go,

@@ -24,8 +24,8 @@ import (
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/exec"
-	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 const (

@@ -11,7 +11,7 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/minikubelet/minikubelet/pkg/exec/exectest"
+	"github.com/minikubelet/minikubelet/testing/exectest"
 )
 
 // newStreamingServer is a Server (anonymous, allow-all) over the fake host and a fake runtime

@@ -23,8 +23,8 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/internal/journal"
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
-	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 func testPod(uid types.UID) *corev1.Pod {

@@ -17,8 +17,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/internal/journal"
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
-	"github.com/minikubelet/minikubelet/pkg/journal"
 )
 
 // Run syncs statuses to the API server until ctx is cancelled: a pod as soon as its status

@@ -38,7 +38,7 @@
 // # Invariants
 //
 //   - No token reaches a log or an error: the manager logs the service account, the pod and the
-//     expiry, never Status.Token (pkg/logsafe keeps client-go's response bodies out, too).
+//     expiry, never Status.Token (internal/logsafe keeps client-go's response bodies out, too).
 //   - The cache key is (namespace, service account, audiences, expirationSeconds, bound pod name
 //     and UID): the same pod asking for a different audience or lifetime gets its own token.
 //   - The API call is made without holding the lock; pod workers of different pods never wait

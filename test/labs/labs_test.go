@@ -26,7 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
 
@@ -319,7 +319,7 @@ func (n *node) lab04(t *testing.T) {
 	_, id, _ := strings.Cut(containerID, "://")
 	t.Log(n.fakeRuntime(t, "kill-container", id))
 
-	var st fake.State
+	var st fakeruntime.State
 	if err := json.Unmarshal([]byte(n.fakeRuntime(t, "state")), &st); err != nil {
 		t.Fatal(err)
 	}

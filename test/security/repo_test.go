@@ -175,7 +175,7 @@ type allowance struct{ file, what, why string }
 var allowed = []allowance{
 	{"test/e2e/node/badinput_test.go", "InsecureSkipTLSVerify set to true",
 		"builds an insecure bootstrap kubeconfig to check that minikubelet refuses it"},
-	{"pkg/doctor/apiserver_test.go", "InsecureSkipTLSVerify set to true",
+	{"tools/doctor/apiserver_test.go", "InsecureSkipTLSVerify set to true",
 		"a table case: `minikubelet doctor` must fail a kubeconfig that skips verification"},
 }
 

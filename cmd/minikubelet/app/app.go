@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
-	"github.com/minikubelet/minikubelet/pkg/logsafe"
+	"github.com/minikubelet/minikubelet/internal/logsafe"
 	"github.com/minikubelet/minikubelet/pkg/options"
 	"github.com/minikubelet/minikubelet/pkg/version"
 )

@@ -7,9 +7,9 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
-	"github.com/minikubelet/minikubelet/pkg/doctor"
 	"github.com/minikubelet/minikubelet/pkg/options"
 	"github.com/minikubelet/minikubelet/pkg/version"
+	"github.com/minikubelet/minikubelet/tools/doctor"
 )
 
 // newDoctorCommand is `minikubelet doctor`: it takes the same flags as `minikubelet` and checks

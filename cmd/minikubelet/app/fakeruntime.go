@@ -10,7 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/pkg/kubelet"
 )
 
 const defaultFakeSocket = "/var/lib/minikubelet/fake-runtime.sock"
@@ -26,7 +27,7 @@ func newFakeRuntimeCommand() *cobra.Command {
 memory; a container's command decides what it does (sleep infinity, sleep 5, sh -c "exit 3",
 echo hi, sh -c "touch /tmp/healthy; sleep 30; rm -f /tmp/healthy", serve http 8080 /healthz=200).
 It never runs a host command: files a container writes live in memory or in its CRI mounts, and
-serve listens on the pod IP, a loopback address (--pod-cidr, default ` + fake.DefaultPodCIDR + `).
+serve listens on the pod IP, a loopback address (--pod-cidr, default ` + fakeruntime.DefaultPodCIDR + `).
 crictl talks to it: crictl -r unix://<socket> ps -a.
 
 minikubelet starts one in-process on <root-dir>/fake-runtime.sock unless given
@@ -44,7 +45,7 @@ does) with 'fake-runtime serve', and point minikubelet at it with --container-ru
 			if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 				return fmt.Errorf("create the directory of --socket %s: %w", path, err)
 			}
-			rt, err := fake.New(fake.Config{Socket: path, PodCIDR: podCIDR})
+			rt, err := fakeruntime.New(fakeruntime.Config{Socket: path, PodCIDR: podCIDR})
 			if err != nil {
 				return err
 			}
@@ -53,13 +54,13 @@ does) with 'fake-runtime serve', and point minikubelet at it with --container-ru
 			return rt.Serve(ctx)
 		},
 	}
-	serve.Flags().StringVar(&podCIDR, "pod-cidr", fake.DefaultPodCIDR, "IPv4 range of pod IPs; containers can serve only inside 127.0.0.0/8")
+	serve.Flags().StringVar(&podCIDR, "pod-cidr", fakeruntime.DefaultPodCIDR, "IPv4 range of pod IPs; containers can serve only inside 127.0.0.0/8")
 	state := &cobra.Command{
 		Use:   "state",
 		Short: "Print the runtime's sandboxes and containers as JSON",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := fake.NewAdminClient(adminSocket(socket)).State(cmd.Context())
+			st, err := fakeruntime.NewAdminClient(adminSocket(socket)).State(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -70,7 +71,7 @@ does) with 'fake-runtime serve', and point minikubelet at it with --container-ru
 	}
 	cmd.AddCommand(serve, state)
 	// One subcommand per fault of the fake's fault table: kill-container, sandbox-not-ready, …
-	for _, f := range fake.Faults() {
+	for _, f := range fakeruntime.Faults() {
 		cmd.AddCommand(newFaultCommand(f, &socket))
 	}
 	return cmd
@@ -78,8 +79,8 @@ does) with 'fake-runtime serve', and point minikubelet at it with --container-ru
 
 // newFaultCommand is `minikubelet fake-runtime <fault> ARGS… [--flags]`: it fills the fault's
 // arguments from the command line, asks the runtime on *socket to inject it and says so.
-func newFaultCommand(f fake.Fault, socket *string) *cobra.Command {
-	var args fake.FaultArgs
+func newFaultCommand(f fakeruntime.Fault, socket *string) *cobra.Command {
+	var args fakeruntime.FaultArgs
 	var positional []*string
 	if f.Args != nil {
 		positional = f.Args(&args)
@@ -96,7 +97,7 @@ func newFaultCommand(f fake.Fault, socket *string) *cobra.Command {
 			for i, v := range values {
 				*positional[i] = v
 			}
-			if err := fake.NewAdminClient(adminSocket(*socket)).Inject(cmd.Context(), f.Name(), args); err != nil {
+			if err := fakeruntime.NewAdminClient(adminSocket(*socket)).Inject(cmd.Context(), f.Name(), args); err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), f.Done(args))
@@ -113,3 +114,30 @@ func newFaultCommand(f fake.Fault, socket *string) *cobra.Command {
 func adminSocket(socket string) string {
 	return strings.TrimPrefix(socket, "unix://") + ".admin"
 }
+
+// The built-in runtime, handed to the kubelet (pkg/kubelet never imports fakeruntime/: it serves
+// whatever RuntimeServer it is given, as upstream's kubelet dials whatever runtime runs).
+
+// newFakeRuntime is kubelet.Config.FakeRuntime: the fake runtime of a kubelet alone.
+func newFakeRuntime(socket, podCIDR string) (kubelet.RuntimeServer, error) {
+	rt, err := fakeruntime.New(fakeruntime.Config{Socket: socket, PodCIDR: podCIDR})
+	if err != nil {
+		return nil, err // not a nil *Runtime in a non-nil interface
+	}
+	return rt, nil
+}
+
+// fakeMux is kubelet.SharedConfig.FakeRuntimes: the fake runtimes of --nodes on one socket.
+type fakeMux struct{ *fakeruntime.Mux }
+
+var _ kubelet.RuntimeMux = fakeMux{}
+
+func (m fakeMux) NewRuntime(node, podCIDR string) (kubelet.RuntimeServer, error) {
+	rt, err := m.Mux.NewRuntime(node, fakeruntime.Config{PodCIDR: podCIDR})
+	if err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+func (fakeMux) NodeKey() string { return fakeruntime.NodeMetadataKey }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
 
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/pkg/kubelet"
 	"github.com/minikubelet/minikubelet/pkg/options"
 )
@@ -45,7 +47,11 @@ func runNodes(ctx context.Context, o *options.Options) error {
 		debug.SetGCPercent(nodesGCPercent)
 		logger.Info("Tuned the garbage collector for many nodes", "gcPercent", nodesGCPercent, "override", "GOGC")
 	}
-	shared, err := kubelet.NewShared(kubelet.SharedConfig{RootDir: o.RootDir, Nodes: len(names), StartConcurrency: startConcurrency,
+	mux, err := fakeruntime.NewMux(filepath.Join(o.RootDir, "fake-runtime.sock"))
+	if err != nil {
+		return err
+	}
+	shared, err := kubelet.NewShared(kubelet.SharedConfig{FakeRuntimes: fakeMux{mux}, Nodes: len(names), StartConcurrency: startConcurrency,
 		RuntimeRequestTimeout: o.Config.RuntimeRequestTimeout.Duration})
 	if err != nil {
 		return err

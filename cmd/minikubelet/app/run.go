@@ -26,7 +26,7 @@ func run(ctx context.Context, o *options.Options) error {
 // nil for a kubelet alone.
 func runNode(ctx context.Context, o *options.Options, apiListener net.Listener, shared *kubelet.Shared) error {
 	klog.FromContext(ctx).Info("Starting minikubelet", "version", version.Get().Version, "kubernetes", version.Get().Kubernetes, "node", o.NodeName)
-	k, err := kubelet.New(kubelet.Config{Options: o, APIListener: apiListener, Shared: shared})
+	k, err := kubelet.New(kubelet.Config{Options: o, APIListener: apiListener, Shared: shared, FakeRuntime: newFakeRuntime})
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
 )
 
@@ -32,10 +32,10 @@ func shortTempDir(t *testing.T) string {
 }
 
 // serveFake serves the fake runtime on a temporary socket until the test ends.
-func serveFake(t *testing.T) (*fake.Runtime, context.Context) {
+func serveFake(t *testing.T) (*fakeruntime.Runtime, context.Context) {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
-	rt, err := fake.New(fake.Config{Socket: filepath.Join(shortTempDir(t), "cri.sock")})
+	rt, err := fakeruntime.New(fakeruntime.Config{Socket: filepath.Join(shortTempDir(t), "cri.sock")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestDialFakeRuntime(t *testing.T) {
 				t.Fatalf("Dial(%q): %v", tc.endpoint, err)
 			}
 			defer func() { _ = c.Close() }()
-			if c.Version().GetRuntimeName() != fake.RuntimeName {
+			if c.Version().GetRuntimeName() != fakeruntime.RuntimeName {
 				t.Errorf("handshake version = %v", c.Version())
 			}
 			if _, err := c.Image.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "busybox"}}); err != nil {
@@ -90,7 +90,7 @@ func TestPerCallTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = c.Close() }()
-	if err := rt.Inject("latency", fake.FaultArgs{Method: "ListPodSandbox", Duration: "1h"}); err != nil {
+	if err := rt.Inject("latency", fakeruntime.FaultArgs{Method: "ListPodSandbox", Duration: "1h"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.Runtime.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
@@ -150,7 +150,7 @@ func TestReconnectsAfterRuntimeRestart(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	socket := filepath.Join(shortTempDir(t), "cri.sock")
 	serve := func() (stop func()) {
-		rt, err := fake.New(fake.Config{Socket: socket})
+		rt, err := fakeruntime.New(fakeruntime.Config{Socket: socket})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,5 +1,5 @@
 // Package remote is minikubelet's CRI client: one gRPC connection to a container runtime's unix
-// socket (the fake runtime of pkg/cri/fake, or containerd), with the RuntimeService and
+// socket (the fake runtime of fakeruntime, or containerd), with the RuntimeService and
 // ImageService clients the rest of the kubelet calls.
 //
 // It mirrors k8s.io/cri-client (v0.36, pkg/remote_runtime.go and pkg/remote_image.go), which the
@@ -16,7 +16,7 @@
 //     3 s, so the node is Ready again within seconds of the runtime.
 //
 // ForNode is ours: with `--nodes`, every node's Client shares one connection (DialConn) to a
-// pkg/cri/fake Mux, and each call carries its node's name in the gRPC metadata.
+// fakeruntime Mux, and each call carries its node's name in the gRPC metadata.
 //
 // It simplifies: no tracing, no per-method wrappers that translate errors, no Windows named pipes,
 // and it exposes the generated clients directly instead of the kubelet's internalapi interfaces.

@@ -14,16 +14,16 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
 )
 
-// serveMux serves a fake.Mux with one Runtime per node over one socket until the test ends.
-func serveMux(t *testing.T, nodes ...string) (*fake.Mux, context.Context) {
+// serveMux serves a fakeruntime.Mux with one Runtime per node over one socket until the test ends.
+func serveMux(t *testing.T, nodes ...string) (*fakeruntime.Mux, context.Context) {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
-	mux, err := fake.NewMux(filepath.Join(shortTempDir(t), "cri.sock"))
+	mux, err := fakeruntime.NewMux(filepath.Join(shortTempDir(t), "cri.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func serveMux(t *testing.T, nodes ...string) (*fake.Mux, context.Context) {
 	wg.Go(func() { _ = mux.Serve(ctx) })
 	<-mux.Ready()
 	for i, node := range nodes {
-		rt, err := mux.NewRuntime(node, fake.Config{PodCIDR: []string{"127.88.1.0/24", "127.88.2.0/24"}[i]})
+		rt, err := mux.NewRuntime(node, fakeruntime.Config{PodCIDR: []string{"127.88.1.0/24", "127.88.2.0/24"}[i]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,11 +56,11 @@ func TestMuxRoutesEachNodeToItsRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close() }()
-	a, err := remote.ForNode(ctx, conn, mux.Endpoint(), fake.NodeMetadataKey, "a")
+	a, err := remote.ForNode(ctx, conn, mux.Endpoint(), fakeruntime.NodeMetadataKey, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := remote.ForNode(ctx, conn, mux.Endpoint(), fake.NodeMetadataKey, "b")
+	b, err := remote.ForNode(ctx, conn, mux.Endpoint(), fakeruntime.NodeMetadataKey, "b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,15 +125,15 @@ func TestMuxRoutesEachNodeToItsRuntime(t *testing.T) {
 // no runtime here is Unavailable.
 func TestMuxRefusesCallsWithoutANode(t *testing.T) {
 	mux, ctx := serveMux(t, "a")
-	if _, err := remote.Dial(ctx, mux.Endpoint(), 0); status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), fake.NodeMetadataKey) {
-		t.Errorf("Dial without a node: %v, want FailedPrecondition naming %s", err, fake.NodeMetadataKey)
+	if _, err := remote.Dial(ctx, mux.Endpoint(), 0); status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), fakeruntime.NodeMetadataKey) {
+		t.Errorf("Dial without a node: %v, want FailedPrecondition naming %s", err, fakeruntime.NodeMetadataKey)
 	}
 	conn, err := remote.DialConn(mux.Endpoint(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close() }()
-	if _, err := remote.ForNode(ctx, conn, mux.Endpoint(), fake.NodeMetadataKey, "z"); status.Code(err) != codes.Unavailable {
+	if _, err := remote.ForNode(ctx, conn, mux.Endpoint(), fakeruntime.NodeMetadataKey, "z"); status.Code(err) != codes.Unavailable {
 		t.Errorf("an unknown node: %v, want Unavailable", err)
 	}
 }

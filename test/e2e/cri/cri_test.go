@@ -15,7 +15,7 @@ import (
 
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
 
@@ -237,7 +237,7 @@ func (e *env) faultCLI(args ...string) string {
 // its admin API) show in crictl as they would for a crashed container or a broken sandbox.
 func TestCrictlSeesInjectedFaults(t *testing.T) {
 	e := newEnv(t)
-	admin := fake.NewAdminClient(e.socket + ".admin")
+	admin := fakeruntime.NewAdminClient(e.socket + ".admin")
 	e.run("pull", "busybox")
 	pod := strings.TrimSpace(e.run("runp", e.podConfig("db")))
 	ctr := strings.TrimSpace(e.run("create", pod, e.containerConfig("db", "sleep", "infinity"), e.podConfig("db")))
@@ -253,7 +253,7 @@ func TestCrictlSeesInjectedFaults(t *testing.T) {
 	e.faultCLI("sandbox-not-ready", pod)
 	wantContains(t, "pods after sandbox fault", e.run("pods"), pod[:13], "NotReady")
 
-	if err := admin.Inject(e.ctx, "fail-pulls", fake.FaultArgs{Image: "nginx", Count: 1, Message: "registry unreachable"}); err != nil {
+	if err := admin.Inject(e.ctx, "fail-pulls", fakeruntime.FaultArgs{Image: "nginx", Count: 1, Message: "registry unreachable"}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := e.tryRun("pull", "nginx")

@@ -1,5 +1,5 @@
 // Package cri holds end-to-end tests of minikubelet's fake container runtime, run standalone as
-// `minikubelet fake-runtime serve` (pkg/cri/fake), driven
+// `minikubelet fake-runtime serve` (fakeruntime), driven
 // by the real crictl from sigs.k8s.io/cri-tools, the tool operators point at containerd. If crictl
 // reads and changes our runtime as it does containerd, so will the kubelet.
 //

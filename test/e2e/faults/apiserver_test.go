@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
 
@@ -21,7 +21,7 @@ const apiServerOutage = 60 * time.Second
 
 // runtimeObjects is the runtime's state as comparable lines, "sandbox <id> <state>" and
 // "container <id> attempt <n> <state>", sorted.
-func runtimeObjects(st fake.State) []string {
+func runtimeObjects(st fakeruntime.State) []string {
 	var out []string
 	for _, s := range st.Sandboxes {
 		out = append(out, fmt.Sprintf("sandbox %s %s", s.ID, s.State))

@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
-	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
 
@@ -121,7 +121,7 @@ func killedSeen(ns string) (bool, string) {
 // stream is back (events-on), the relists drop again.
 func TestEventedPLEG(t *testing.T) {
 	n, j := startEventedNode(t, "e2e-faults-evented", "--feature-gates", "EventedPLEG=true")
-	admin := fake.NewAdminClient(n.socket + ".admin")
+	admin := fakeruntime.NewAdminClient(n.socket + ".admin")
 	ctx := context.Background()
 	waitJournal(t, j, 30*time.Second, "stream up", map[string]string{"relistPeriod": "5m0s"})
 	ns, id := runningVictim(t, n)
@@ -146,7 +146,7 @@ func TestEventedPLEG(t *testing.T) {
 	}
 
 	// containerd 1.6: GetContainerEvents is Unimplemented.
-	if err := admin.Inject(ctx, "events-off", fake.FaultArgs{}); err != nil {
+	if err := admin.Inject(ctx, "events-off", fakeruntime.FaultArgs{}); err != nil {
 		t.Fatal(err)
 	}
 	down := waitJournal(t, j, 10*time.Second, "stream down", nil)
@@ -178,7 +178,7 @@ func TestEventedPLEG(t *testing.T) {
 	}
 
 	// The stream is back: trusted again, after the retry back-off (at most 2 min).
-	if err := admin.Inject(ctx, "events-on", fake.FaultArgs{}); err != nil {
+	if err := admin.Inject(ctx, "events-on", fakeruntime.FaultArgs{}); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 3*time.Minute, "the stream trusted again", func() (bool, string) {
@@ -199,7 +199,7 @@ func TestGenericPLEGWithoutTheGate(t *testing.T) {
 	if got := n.idleRelists(t); got < int(idleWindow/time.Second)/3 {
 		t.Errorf("%d relists in %s, want about one a second", got, idleWindow)
 	}
-	if err := fake.NewAdminClient(n.socket+".admin").KillContainer(context.Background(), id, 9); err != nil {
+	if err := fakeruntime.NewAdminClient(n.socket+".admin").KillContainer(context.Background(), id, 9); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 30*time.Second, "the kill in the API", func() (bool, string) { return killedSeen(ns) })

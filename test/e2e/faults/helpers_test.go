@@ -21,7 +21,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/pkg/cri/remote"
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
@@ -72,7 +72,7 @@ func (n *node) startRuntime(t *testing.T) {
 		if n.runtime.Exited() {
 			t.Fatalf("the fake runtime exited:\n%s", n.runtime.Log())
 		}
-		_, err := fake.NewAdminClient(n.socket + ".admin").State(context.Background())
+		_, err := fakeruntime.NewAdminClient(n.socket + ".admin").State(context.Background())
 		return err == nil, fmt.Sprint(err)
 	})
 }
@@ -108,9 +108,9 @@ func (n *node) waitReady(t *testing.T, want corev1.ConditionStatus, timeout time
 }
 
 // fakeState is what the node's fake runtime holds.
-func (n *node) fakeState(t *testing.T) fake.State {
+func (n *node) fakeState(t *testing.T) fakeruntime.State {
 	t.Helper()
-	st, err := fake.NewAdminClient(n.socket + ".admin").State(context.Background())
+	st, err := fakeruntime.NewAdminClient(n.socket + ".admin").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
 
@@ -20,7 +20,7 @@ import (
 const podsToStart = 20
 
 // countStates counts the runtime's containers by state, e.g. "CONTAINER_RUNNING".
-func countStates(st fake.State) map[string]int {
+func countStates(st fakeruntime.State) map[string]int {
 	out := map[string]int{}
 	for _, c := range st.Containers {
 		out[c.State]++
@@ -38,9 +38,9 @@ func TestKubeletKilledWhileStartingPods(t *testing.T) {
 	n := startNode(t, "e2e-faults-kill", "-v", "2")
 	ns := namespace(t)
 	ctx := context.Background()
-	admin := fake.NewAdminClient(n.socket + ".admin")
+	admin := fakeruntime.NewAdminClient(n.socket + ".admin")
 	// Every container takes 2 s to start, so at any moment several pods are half started.
-	if err := admin.Inject(ctx, "latency", fake.FaultArgs{Method: "StartContainer", Duration: "2s"}); err != nil {
+	if err := admin.Inject(ctx, "latency", fakeruntime.FaultArgs{Method: "StartContainer", Duration: "2s"}); err != nil {
 		t.Fatal(err)
 	}
 	// The pods arrive one by one, as from a ReplicaSet; creating them goes on while the kubelet is dead.
@@ -84,7 +84,7 @@ func TestKubeletKilledWhileStartingPods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := admin.Inject(ctx, "latency", fake.FaultArgs{Method: "StartContainer", Duration: "0s"}); err != nil {
+	if err := admin.Inject(ctx, "latency", fakeruntime.FaultArgs{Method: "StartContainer", Duration: "0s"}); err != nil {
 		t.Fatal(err)
 	}
 

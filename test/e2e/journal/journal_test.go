@@ -24,7 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/minikubelet/minikubelet/pkg/journal"
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
 

@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
 
@@ -84,9 +84,9 @@ func startNodeWith(t *testing.T, bin, name string, extra ...string) *node {
 }
 
 // fakeState is what the node's fake runtime holds.
-func (n *node) fakeState(t *testing.T) fake.State {
+func (n *node) fakeState(t *testing.T) fakeruntime.State {
 	t.Helper()
-	st, err := fake.NewAdminClient(n.socket + ".admin").State(context.Background())
+	st, err := fakeruntime.NewAdminClient(n.socket + ".admin").State(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestRestartAdoptsRunningPods(t *testing.T) {
 	if after.ContainerID != before.ContainerID || after.RestartCount != before.RestartCount || after.State.Running == nil {
 		t.Errorf("after the kubelet restart: %+v, before: %+v", after, before)
 	}
-	if st, err := fake.NewAdminClient(socket + ".admin").State(context.Background()); err != nil || len(st.Containers) != 1 {
+	if st, err := fakeruntime.NewAdminClient(socket + ".admin").State(context.Background()); err != nil || len(st.Containers) != 1 {
 		t.Errorf("runtime holds %d containers (err %v), want the 1 adopted", len(st.Containers), err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/minikubelet/minikubelet/pkg/cri/fake"
+	"github.com/minikubelet/minikubelet/fakeruntime"
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
 
@@ -18,8 +18,8 @@ import (
 func TestImagePullFailureStaysWithItsPod(t *testing.T) {
 	n := startNode(t, "e2e-pods-pull")
 	ns := namespace(t)
-	admin := fake.NewAdminClient(n.socket + ".admin")
-	if err := admin.Inject(context.Background(), "fail-pulls", fake.FaultArgs{Image: "registry.example/broken:1.0", Count: 1000, Message: "registry.example: no such host"}); err != nil {
+	admin := fakeruntime.NewAdminClient(n.socket + ".admin")
+	if err := admin.Inject(context.Background(), "fail-pulls", fakeruntime.FaultArgs{Image: "registry.example/broken:1.0", Count: 1000, Message: "registry.example: no such host"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -46,7 +46,7 @@ func TestImagePullFailureStaysWithItsPod(t *testing.T) {
 	if pod := getPod(t, ns, "healthy"); pod.Status.Phase != corev1.PodRunning || !isReady(pod) {
 		t.Errorf("the healthy pod beside it is not Running and Ready: %s", describe(pod))
 	}
-	if err := admin.Inject(context.Background(), "fail-pulls", fake.FaultArgs{Image: "registry.example/broken:1.0", Count: 0}); err != nil {
+	if err := admin.Inject(context.Background(), "fail-pulls", fakeruntime.FaultArgs{Image: "registry.example/broken:1.0", Count: 0}); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 2*time.Minute, "the pod to start once pulls work", func() (bool, string) {

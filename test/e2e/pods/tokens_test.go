@@ -228,7 +228,7 @@ func TestServiceAccountTokens(t *testing.T) {
 		return !st.Authenticated, "still authenticates as " + st.User.Username
 	})
 
-	// -v=10 logs every request and response; the bodies are filtered (pkg/logsafe) and the token
+	// -v=10 logs every request and response; the bodies are filtered (internal/logsafe) and the token
 	// manager logs the service account and pod, never a token.
 	for i, log := range []string{n.proc.Log(), restarted.Log()} {
 		if !strings.Contains(log, "Requested a service account token") || !strings.Contains(log, "omitted: API bodies") {

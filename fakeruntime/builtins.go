@@ -1,0 +1,225 @@
+package fakeruntime
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"syscall"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// view is what a container's commands see: its environment, its hostname, its filesystem (CRI
+// mounts over an in-memory layer, rootfs.go) and the address `serve` listens on. Nothing else
+// of the host is reachable.
+type view struct {
+	env      []*runtimeapi.KeyValue
+	hostname string
+	fs       *rootfs
+	serveIP  netip.Addr // the pod IP (127.0.0.1 with the host's network); invalid: no sandbox
+}
+
+// runBuiltin runs one of the grammar's built-in commands (isBuiltin) against a container's view
+// and returns what it prints and its exit status, with busybox's messages.
+func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
+	var out, errs strings.Builder
+	name, args := argv[0], argv[1:]
+	fail := func(format string, a ...any) {
+		fmt.Fprintf(&errs, format+"\n", a...)
+		status = 1
+	}
+	switch name {
+	case "true", ":":
+	case "false":
+		status = 1
+	case "env", "printenv":
+		found := false
+		for _, kv := range v.env {
+			switch {
+			case len(args) == 0:
+				fmt.Fprintf(&out, "%s=%s\n", kv.GetKey(), kv.GetValue())
+			case args[0] == kv.GetKey():
+				fmt.Fprintf(&out, "%s\n", kv.GetValue())
+				found = true
+			}
+		}
+		if len(args) > 0 && !found {
+			status = 1
+		}
+	case "hostname":
+		out.WriteString(v.hostname + "\n")
+	case "cat":
+		for _, p := range operands(args) {
+			data, err := v.fs.readFile(p)
+			if err != nil {
+				fail("cat: can't open '%s': %s", p, errText(err))
+				continue
+			}
+			out.Write(data)
+		}
+	case "ls":
+		ls(v.fs, operands(args), &out, fail)
+	case "touch":
+		for _, p := range operands(args) {
+			if err := v.fs.touch(p); err != nil {
+				fail("touch: %s: %s", p, errText(err))
+			}
+		}
+	case "rm":
+		recursive, force := hasFlag(args, 'r') || hasFlag(args, 'R'), hasFlag(args, 'f')
+		for _, p := range operands(args) {
+			if err := v.fs.remove(p, recursive); err != nil && (!force || !errors.Is(err, syscall.ENOENT)) {
+				fail("rm: can't remove '%s': %s", p, errText(err))
+			}
+		}
+	case "mkdir":
+		for _, p := range operands(args) {
+			if err := v.fs.mkdir(p, hasFlag(args, 'p')); err != nil {
+				fail("mkdir: can't create directory '%s': %s", p, errText(err))
+			}
+		}
+	case "test", "[":
+		if name == "[" {
+			if len(args) == 0 || args[len(args)-1] != "]" {
+				return "", "sh: [: missing ]\n", 2
+			}
+			args = args[:len(args)-1]
+		}
+		ok, err := testExpr(v.fs, args)
+		if err != nil {
+			return "", fmt.Sprintf("sh: %s: %v\n", name, err), 2
+		}
+		if !ok {
+			status = 1
+		}
+	default:
+		return "", fmt.Sprintf("sh: %s: not found\n", name), 127
+	}
+	return out.String(), errs.String(), status
+}
+
+// operands are a command's arguments without its options ("-p", "-rf"); "--" ends the options.
+func operands(args []string) []string {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return args[i+1:]
+		case len(a) < 2 || a[0] != '-':
+			return args[i:]
+		}
+	}
+	return nil
+}
+
+// hasFlag says whether the options before the operands include the letter f.
+func hasFlag(args []string, f rune) bool {
+	for _, a := range args[:len(args)-len(operands(args))] {
+		if a != "--" && strings.ContainsRune(a[1:], f) {
+			return true
+		}
+	}
+	return false
+}
+
+// ls lists directories (one name per line) and names files, as busybox's ls -1 does; with
+// several operands each directory gets a "DIR:" heading.
+func ls(fs *rootfs, paths []string, out *strings.Builder, fail func(string, ...any)) {
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	for i, p := range paths {
+		kind, err := fs.stat(p)
+		if err != nil {
+			fail("ls: %s: %s", p, errText(err))
+			continue
+		}
+		if kind != kindDir {
+			out.WriteString(p + "\n")
+			continue
+		}
+		names, err := fs.readDir(p)
+		if err != nil {
+			fail("ls: %s: %s", p, errText(err))
+			continue
+		}
+		if len(paths) > 1 {
+			if i > 0 {
+				out.WriteString("\n")
+			}
+			out.WriteString(p + ":\n")
+		}
+		for _, n := range names {
+			out.WriteString(n + "\n")
+		}
+	}
+}
+
+// testExpr evaluates the arguments of test (or [ … ]): file tests -e -f -d -s (and -r -w -x,
+// which are -e here), string tests -n -z = !=, integer comparisons -eq -ne -lt -le -gt -ge,
+// and "!" in front. An error is a malformed expression (exit status 2).
+func testExpr(fs *rootfs, args []string) (bool, error) {
+	if len(args) > 0 && args[0] == "!" {
+		ok, err := testExpr(fs, args[1:])
+		return !ok, err
+	}
+	switch len(args) {
+	case 0:
+		return false, nil
+	case 1:
+		return args[0] != "", nil
+	case 2:
+		op, operand := args[0], args[1]
+		switch op {
+		case "-n":
+			return operand != "", nil
+		case "-z":
+			return operand == "", nil
+		case "-e", "-f", "-d", "-s", "-r", "-w", "-x":
+			kind, err := fs.stat(operand)
+			switch {
+			case err != nil:
+				return false, nil
+			case op == "-f":
+				return kind == kindFile, nil
+			case op == "-d":
+				return kind == kindDir, nil
+			case op == "-s":
+				data, err := fs.readFile(operand)
+				return err == nil && len(data) > 0, nil
+			}
+			return true, nil
+		}
+		return false, fmt.Errorf("%s: unknown operand", op)
+	case 3:
+		a, op, b := args[0], args[1], args[2]
+		switch op {
+		case "=", "==":
+			return a == b, nil
+		case "!=":
+			return a != b, nil
+		}
+		x, errA := strconv.ParseInt(a, 10, 64)
+		y, errB := strconv.ParseInt(b, 10, 64)
+		if errA != nil || errB != nil {
+			return false, fmt.Errorf("%s %s %s: integer expression expected", a, op, b)
+		}
+		switch op {
+		case "-eq":
+			return x == y, nil
+		case "-ne":
+			return x != y, nil
+		case "-lt":
+			return x < y, nil
+		case "-le":
+			return x <= y, nil
+		case "-gt":
+			return x > y, nil
+		case "-ge":
+			return x >= y, nil
+		}
+		return false, fmt.Errorf("%s: unknown operand", op)
+	}
+	return false, fmt.Errorf("%s: unknown operand", args[0])
+}

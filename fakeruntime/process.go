@@ -1,0 +1,377 @@
+package fakeruntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// A fake process is a program (program.go) run in turns by one interpreter, process.run; doc.go's
+// "Container programs" shows who waits, and how, between turns.
+
+// sink is where a program's output goes. write fails when the reader has gone (an exec client
+// hung up); the program then ends with that error.
+type sink interface {
+	write(stream runtimeapi.LogStreamType, text string) error
+}
+
+// process is a running program: its steps, the next one, and the exit status of the last
+// command it ran (the shell's $?).
+type process struct {
+	program []step
+	pc      int
+	status  int32
+}
+
+// run runs the process from its pc until a step must wait or the program ends, and returns that
+// step — stepSleep, stepForever, stepStdin, stepServe, stepAlloc, stepBurn, or stepExit with the
+// exit code — and the
+// sink its output goes to (its redirections applied). The caller waits, or serves, and sets
+// p.status before it runs the process again.
+func (p *process) run(v view, out sink) (step, sink, error) {
+	for p.pc < len(p.program) {
+		st := p.program[p.pc]
+		p.pc++
+		if !st.cond.holds(p.status) {
+			continue // `a && b` with a failed, `a || b` with a succeeded: $? stays
+		}
+		o, err := redirectOutput(v.fs, out, st.redirs)
+		if err != nil {
+			if err := out.write(runtimeapi.Stderr, "sh: "+err.Error()+"\n"); err != nil {
+				return step{}, nil, err
+			}
+			p.status = 1
+			continue
+		}
+		last := p.status
+		p.status = 0
+		var outputs []output
+		switch st.kind {
+		case stepEcho:
+			text := st.text
+			if !st.noEOL {
+				text += "\n"
+			}
+			outputs = []output{{runtimeapi.Stdout, text}}
+		case stepBuiltin:
+			stdout, stderr, code := runBuiltin(v, st.argv)
+			outputs, p.status = []output{{runtimeapi.Stdout, stdout}, {runtimeapi.Stderr, stderr}}, code
+		case stepFail:
+			outputs, p.status = []output{{runtimeapi.Stderr, st.text + "\n"}}, st.code
+		case stepExit:
+			code := st.code
+			if st.lastStatus {
+				code = last
+			}
+			if st.text != "" {
+				if err := o.write(runtimeapi.Stderr, st.text+"\n"); err != nil {
+					return step{}, nil, err
+				}
+			}
+			return step{kind: stepExit, code: code}, o, nil
+		case stepSleep, stepForever, stepStdin:
+			if !st.bg {
+				return st, o, nil
+			}
+			// In the background they do nothing anyone waits for, and $? is 0.
+		case stepServe, stepAlloc, stepBurn:
+			return st, o, nil
+		}
+		for _, w := range outputs {
+			if w.text == "" {
+				continue
+			}
+			if err := o.write(w.stream, w.text); err != nil {
+				return step{}, nil, err
+			}
+		}
+		if f, ok := o.(*fileOutput); ok && f.failed {
+			p.status = 1
+		}
+	}
+	return step{kind: stepExit, code: p.status}, out, nil
+}
+
+// fileOutput is a sink with a command's redirections applied: each stream goes to a file of the
+// container, to the other stream, to the original sink, or nowhere (/dev/null).
+type fileOutput struct {
+	base   sink
+	fs     *rootfs
+	target [3]redirect // by descriptor (1, 2): file "" and to = the original stream
+	failed bool        // a write to a file failed: the command's status becomes 1
+}
+
+// redirectOutput applies redirections left to right, as the shell does: "> F" truncates F at
+// once, so a command that prints nothing still leaves it empty. The error reads like sh's.
+func redirectOutput(fs *rootfs, base sink, redirs []redirect) (sink, error) {
+	if len(redirs) == 0 {
+		return base, nil
+	}
+	o := &fileOutput{base: base, fs: fs}
+	o.target[1], o.target[2] = redirect{to: 1}, redirect{to: 2}
+	for _, r := range redirs {
+		if r.file == "" {
+			o.target[r.fd] = o.target[r.to]
+			continue
+		}
+		if err := fs.writeFile(r.file, nil, r.appendTo); errors.Is(err, syscall.ENOENT) {
+			return nil, fmt.Errorf("can't create %s: nonexistent directory", r.file) // busybox's words
+		} else if err != nil {
+			return nil, fmt.Errorf("can't create %s: %s", r.file, errText(err))
+		}
+		o.target[r.fd] = redirect{file: r.file}
+	}
+	return o, nil
+}
+
+func (o *fileOutput) write(stream runtimeapi.LogStreamType, text string) error {
+	t := o.target[1]
+	if stream == runtimeapi.Stderr {
+		t = o.target[2]
+	}
+	switch {
+	case t.file == "" && t.to == 2:
+		return o.base.write(runtimeapi.Stderr, text)
+	case t.file == "":
+		return o.base.write(runtimeapi.Stdout, text)
+	}
+	if err := o.fs.writeFile(t.file, []byte(text), true); err != nil {
+		o.failed = true
+		return o.base.write(runtimeapi.Stderr, fmt.Sprintf("sh: write error: %s\n", errText(err)))
+	}
+	return nil
+}
+
+// containerOutput is the sink of a container's main program: its log file and its attach
+// sessions. It never fails: a log write error is logged and the program goes on.
+type containerOutput struct {
+	r *Runtime
+	c *container
+}
+
+func (o containerOutput) write(stream runtimeapi.LogStreamType, text string) error {
+	if err := appendLog(o.c.logPath, formatLogLines(o.r.clock.Now(), stream, text)); err != nil {
+		o.r.logger.Error(err, "Could not write container log", "containerID", o.c.id)
+	}
+	// Attach sessions get the text without blocking the program: a full buffer misses it.
+	for a := range o.c.attached {
+		select {
+		case a <- output{stream: stream, text: text}:
+		default:
+			o.r.logger.V(4).Info("Attach session too slow, output dropped", "containerID", o.c.id)
+		}
+	}
+	return nil
+}
+
+// advanceLocked runs one turn of c's main program, from its program counter until it sleeps,
+// serves in the foreground, blocks until stopped or exits. A sleep arms a timer whose callback
+// runs the next turn.
+func (r *Runtime) advanceLocked(c *container) {
+	for {
+		stop, out, _ := c.proc.run(r.viewLocked(c), containerOutput{r: r, c: c})
+		switch stop.kind {
+		case stepStdin:
+			continue // a container has no stdin: cat reads nothing and the program goes on
+		case stepServe:
+			if !r.serveLocked(c, stop.serve, out) || stop.bg {
+				continue // failed ($? is 1), or serving in the background
+			}
+		case stepAlloc, stepBurn:
+			if r.useLocked(c, stop) {
+				continue
+			}
+		case stepExit:
+			r.exitLocked(c, stop.code, reasonFor(stop.code), "")
+		case stepSleep:
+			r.wg.Add(1) // Done when the timer is stopped, or after resume
+			c.timer = r.clock.AfterFunc(stop.d, func() {
+				// A fake clock calls this with its lock held: resume on another goroutine.
+				go func() {
+					defer r.wg.Done()
+					r.resume(c.id)
+				}()
+			})
+		}
+		return // stepForever, serve, OOM-killed: until StopContainer, RemoveContainer or a fault
+	}
+}
+
+// serveLocked starts a server of c's main program; it stops when c exits. If it cannot, the
+// program's stderr says why and $? is 1.
+func (r *Runtime) serveLocked(c *container, spec *serveSpec, out sink) bool {
+	srv, err := listen(spec, r.viewLocked(c))
+	if err != nil {
+		_ = out.write(runtimeapi.Stderr, err.Error()+"\n")
+		c.proc.status = 1
+		return false
+	}
+	r.listeners[srv.addr] = srv
+	c.servers = append(c.servers, srv)
+	r.logger.V(2).Info("Container serving", "containerID", c.id, "address", srv.addr, "serve", spec.String())
+	return true
+}
+
+// stopServersLocked stops the servers of c's main program.
+func (r *Runtime) stopServersLocked(c *container) {
+	for _, srv := range c.servers {
+		delete(r.listeners, srv.addr)
+		srv.stop()
+	}
+	c.servers = nil
+}
+
+// resume runs the next turn after a sleep, unless the container exited meanwhile.
+func (r *Runtime) resume(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.containers[id]
+	if c == nil || c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || r.stopped {
+		return
+	}
+	c.timer = nil
+	r.advanceLocked(c)
+}
+
+// viewLocked is what the container's commands see.
+func (r *Runtime) viewLocked(c *container) view {
+	v := view{env: c.config.GetEnvs(), fs: c.fs}
+	if s := r.sandboxes[c.sandboxID]; s != nil {
+		v.hostname = s.config.GetHostname()
+		v.serveIP = s.serveIP()
+	}
+	return v
+}
+
+// exitLocked ends a RUNNING container's process with code. Its servers stop; exec sessions in it
+// end (exited is closed) and so do attach sessions, once they have sent what they hold.
+func (r *Runtime) exitLocked(c *container, code int32, reason, message string) {
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return
+	}
+	r.stopTimerLocked(c)
+	r.stopServersLocked(c)
+	c.finished = r.clock.Now()
+	c.markCPU(c.finished) // CPU time stops growing, and the memory is freed
+	c.use.allocated = 0
+	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
+	c.exitCode, c.reason, c.message = code, reason, message
+	close(c.exited)
+	for a := range c.attached {
+		close(a)
+	}
+	c.attached = nil
+	r.logger.V(2).Info("Container exited", "containerID", c.id, "exitCode", code, "reason", reason)
+	r.publishLocked(c.id, r.sandboxes[c.sandboxID], runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
+}
+
+func (r *Runtime) stopTimerLocked(c *container) {
+	if c.timer != nil && c.timer.Stop() {
+		r.wg.Done() // the callback will never run
+	}
+	c.timer = nil
+}
+
+// reasonFor is the reason containerd reports for an exit code.
+func reasonFor(code int32) string {
+	if code == 0 {
+		return "Completed"
+	}
+	return "Error"
+}
+
+// execute runs an exec'd program to its end and returns its exit code. Unlike the main program it
+// blocks: a sleep waits on the runtime's clock, `cat` copies stdin (nil: none) to stdout, and a
+// server runs until the program ends. A wait ends early when the container exits (exit code 137:
+// the exec'd process dies with the container's PID namespace, by SIGKILL), when deadline fires
+// (context.DeadlineExceeded) or when ctx ends (ctx.Err()). exited and deadline may be nil.
+func (r *Runtime) execute(ctx context.Context, program []step, v view, out sink, stdin io.Reader, exited <-chan struct{}, deadline <-chan time.Time) (int32, error) {
+	p := &process{program: program}
+	var servers []*server
+	defer func() {
+		r.mu.Lock()
+		for _, srv := range servers {
+			delete(r.listeners, srv.addr)
+		}
+		r.mu.Unlock()
+		for _, srv := range servers {
+			srv.stop()
+		}
+	}()
+	for {
+		stop, o, err := p.run(v, out)
+		if err != nil {
+			return 0, err
+		}
+		var timer <-chan time.Time // what this step waits for; both nil: until stopped
+		var copied chan error
+		switch stop.kind {
+		case stepExit:
+			return stop.code, nil
+		case stepAlloc, stepBurn:
+			continue // an exec'd process's usage ends with it; only the main program's counts
+		case stepServe:
+			srv, err := listen(stop.serve, v)
+			if err != nil {
+				if err := o.write(runtimeapi.Stderr, err.Error()+"\n"); err != nil {
+					return 0, err
+				}
+				p.status = 1
+				continue
+			}
+			servers = append(servers, srv)
+			r.mu.Lock()
+			r.listeners[srv.addr] = srv
+			r.mu.Unlock()
+			if stop.bg {
+				continue
+			}
+		case stepSleep:
+			t := r.clock.NewTimer(stop.d)
+			defer t.Stop() // only the last timer can still be pending on return
+			timer = t.C()
+		case stepStdin:
+			if stdin == nil {
+				continue // like `cat </dev/null`
+			}
+			// On its own goroutine, so the wait can end first; it ends when the server closes
+			// the connection.
+			copied = make(chan error, 1)
+			go func() {
+				_, err := io.Copy(sinkWriter{o, runtimeapi.Stdout}, stdin)
+				copied <- err
+			}()
+		}
+		select {
+		case <-timer:
+		case err := <-copied:
+			if err != nil {
+				return 0, err
+			}
+		case <-exited:
+			return exitCodeSIGKILL, nil
+		case <-deadline:
+			return 0, context.DeadlineExceeded
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// sinkWriter is one stream of a sink as an io.Writer.
+type sinkWriter struct {
+	out    sink
+	stream runtimeapi.LogStreamType
+}
+
+func (w sinkWriter) Write(p []byte) (int, error) {
+	if err := w.out.write(w.stream, string(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

@@ -1,0 +1,206 @@
+package fakeruntime
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// stepKind is one instruction of a container program (see the grammar in doc.go).
+type stepKind int
+
+const (
+	stepEcho    stepKind = iota // write text to stdout
+	stepSleep                   // wait d on the clock
+	stepForever                 // block until stopped
+	stepExit                    // exit with code (or $?), after writing text to stderr
+	stepBuiltin                 // a built-in command (builtins.go): look at or change the container's files
+	stepFail                    // write text to stderr, and $? is code: a command used wrongly
+	stepNoop                    // a command outside the grammar in exec: succeeds, prints nothing
+	stepStdin                   // cat without arguments: copy stdin to stdout until it ends
+	stepServe                   // serve (serve.go): answer on the pod IP until the container stops
+	stepAlloc                   // alloc: the container's working set grows by n bytes (usage.go)
+	stepBurn                    // burn: the container uses n more nanocores of CPU (usage.go)
+)
+
+// step is one parsed command.
+type step struct {
+	kind       stepKind
+	cond       runIf      // when it runs, given $?
+	bg         bool       // ended by "&": sleep, cat and unknown servers do nothing, serve does not wait
+	redirs     []redirect // where its output goes
+	text       string     // stepEcho; stepExit and stepFail: a message
+	noEOL      bool       // stepEcho: echo -n, no newline at the end
+	d          time.Duration
+	code       int32      // stepExit, stepFail
+	lastStatus bool       // stepExit: `exit` without a number exits with $?
+	argv       []string   // stepBuiltin, stepNoop: the command and its arguments
+	serve      *serveSpec // stepServe
+	n          uint64     // stepAlloc: bytes; stepBurn: nanocores
+}
+
+func (s step) String() string {
+	var b strings.Builder
+	switch s.cond {
+	case ifSucceeded:
+		b.WriteString("&& ")
+	case ifFailed:
+		b.WriteString("|| ")
+	}
+	switch s.kind {
+	case stepEcho:
+		if s.noEOL {
+			b.WriteString("echo -n ")
+		} else {
+			b.WriteString("echo ")
+		}
+		fmt.Fprintf(&b, "%q", s.text)
+	case stepSleep:
+		b.WriteString("sleep " + s.d.String())
+	case stepForever:
+		b.WriteString("forever")
+	case stepExit:
+		if s.lastStatus {
+			b.WriteString("exit $?")
+		} else {
+			fmt.Fprintf(&b, "exit %d", s.code)
+		}
+		if s.text != "" {
+			fmt.Fprintf(&b, " %q", s.text)
+		}
+	case stepFail:
+		fmt.Fprintf(&b, "fail %d %q", s.code, s.text)
+	case stepBuiltin, stepNoop:
+		if s.kind == stepNoop {
+			b.WriteString("noop ")
+		}
+		b.WriteString(strings.Join(s.argv, " "))
+	case stepStdin:
+		b.WriteString("cat stdin")
+	case stepServe:
+		b.WriteString(s.serve.String())
+	case stepAlloc:
+		fmt.Fprintf(&b, "alloc %d", s.n)
+	case stepBurn:
+		fmt.Fprintf(&b, "burn %dn", s.n)
+	}
+	for _, r := range s.redirs {
+		b.WriteString(" " + r.String())
+	}
+	if s.bg {
+		b.WriteString(" &")
+	}
+	return b.String()
+}
+
+// unknownMode says what a command outside the grammar does.
+type unknownMode int
+
+const (
+	unknownRunsForever unknownMode = iota // container main program: a server that never ends
+	unknownSucceeds                       // ExecSync: succeed with no output
+)
+
+// parseProgram turns a command line (command followed by args) into steps. It never fails: words
+// it does not understand become what a shell would do (an error message and an exit status), and
+// unknown commands follow mode. An empty command runs forever, like the pause image.
+func parseProgram(argv []string, mode unknownMode) []step {
+	if len(argv) == 0 {
+		return []step{{kind: stepForever}}
+	}
+	script, ok := shellScript(argv)
+	if !ok {
+		return []step{parseCommand(argv, mode)}
+	}
+	cmds, err := parseScript(script)
+	if err != nil {
+		return []step{{kind: stepExit, code: 2, text: err.Error()}}
+	}
+	steps := make([]step, 0, len(cmds))
+	for _, c := range cmds {
+		st := parseCommand(c.words, mode)
+		st.cond, st.bg, st.redirs = c.cond, st.bg || c.bg, c.redirs
+		steps = append(steps, st)
+	}
+	return steps
+}
+
+// isBuiltin says whether builtins.go runs the command name.
+func isBuiltin(name string) bool {
+	switch name {
+	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "test", "[":
+		return true
+	}
+	return false
+}
+
+// parseCommand parses one simple command.
+func parseCommand(words []string, mode unknownMode) step {
+	if len(words) == 0 { // only redirections, like "> F"
+		return step{kind: stepBuiltin, argv: []string{"true"}}
+	}
+	name, args := path.Base(words[0]), words[1:]
+	switch {
+	case name == "echo":
+		noEOL := len(args) > 0 && args[0] == "-n"
+		if noEOL {
+			args = args[1:]
+		}
+		return step{kind: stepEcho, text: strings.Join(args, " "), noEOL: noEOL}
+	case name == "exit":
+		if len(args) == 0 {
+			return step{kind: stepExit, lastStatus: true}
+		}
+		code, err := strconv.ParseInt(args[0], 10, 32)
+		if err != nil || code < 0 {
+			return step{kind: stepExit, code: 2, text: fmt.Sprintf("sh: exit: Illegal number: %s", args[0])}
+		}
+		return step{kind: stepExit, code: int32(code % 256)}
+	case name == "cat" && len(args) == 0:
+		return step{kind: stepStdin}
+	case isBuiltin(name):
+		return step{kind: stepBuiltin, argv: append([]string{name}, args...)}
+	case name == "sleep":
+		if len(args) != 1 {
+			return step{kind: stepFail, code: 1, text: "sleep: usage: sleep N | sleep infinity"}
+		}
+		if args[0] == "infinity" || args[0] == "inf" {
+			return step{kind: stepForever}
+		}
+		d, ok := parseSleep(args[0])
+		if !ok {
+			return step{kind: stepFail, code: 1, text: fmt.Sprintf("sleep: invalid time interval '%s'", args[0])}
+		}
+		return step{kind: stepSleep, d: d}
+	case name == "alloc" || name == "burn":
+		return parseUsage(name, args)
+	case name == "serve" || name == "httpd":
+		spec, bg, msg := parseServe(name, args)
+		if spec == nil {
+			return step{kind: stepFail, code: 2, text: msg}
+		}
+		return step{kind: stepServe, serve: spec, bg: bg}
+	}
+	if mode == unknownSucceeds {
+		return step{kind: stepNoop, argv: words}
+	}
+	return step{kind: stepForever}
+}
+
+// parseSleep parses coreutils sleep's argument: a non-negative number with an optional unit
+// suffix s, m, h or d.
+func parseSleep(arg string) (time.Duration, bool) {
+	units := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}
+	unit := time.Second
+	if n := len(arg); n > 0 && units[arg[n-1:]] > 0 {
+		unit, arg = units[arg[n-1:]], arg[:n-1]
+	}
+	f, err := strconv.ParseFloat(arg, 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f*float64(unit) > math.MaxInt64 { // +Inf is too long too
+		return 0, false
+	}
+	return time.Duration(f * float64(unit)), true
+}
