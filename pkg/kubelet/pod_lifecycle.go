@@ -95,7 +95,7 @@ func (k *Kubelet) newPodLifecycle() (podLifecycle, error) {
 	}
 	lc.allocatable, lc.runtimeName = allocatable, k.cri.Version().GetRuntimeName()
 	if lc.containerRuntime, err = kuberuntime.New(kuberuntime.Config{Runtime: k.cri.Runtime, Image: k.cri.Image, PodLogsDir: cfg.PodLogsDir,
-		Recorder: k.recorder, Journal: k.journal.For(journal.SourceCRI), MemoryCapacity: capacity.Memory().Value()}); err != nil {
+		Recorder: k.recorder, Journal: k.journal.For(journal.SourceCRI), MemoryCapacity: capacity.Memory().Value(), Clock: clk}); err != nil {
 		return lc, err
 	}
 	tokens, err := token.New(token.Config{Client: k.client, Clock: clk}) // service account tokens, as system:node:<name>
