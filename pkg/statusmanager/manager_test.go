@@ -246,6 +246,9 @@ func TestSyncPodFinishesDeletion(t *testing.T) {
 		{"deleting, one running", true, []corev1.ContainerStatus{terminated("a", 0), running("b", "fake://b", false)}, nil, false},
 		{"not deleting", false, []corev1.ContainerStatus{terminated("a", 0)}, nil, false},
 		{"deleting, resources not reclaimed", true, []corev1.ContainerStatus{terminated("a", 0)}, func(*corev1.Pod, corev1.PodStatus) bool { return false }, false},
+		// The worker stopped the pod after this status was cached: its terminal status is not in
+		// the API yet, so the object stays until the next sync writes it (upstream canBeDeleted).
+		{"deleting, reclaimed, phase not terminal yet", true, []corev1.ContainerStatus{terminated("a", 0)}, nil, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,7 +258,11 @@ func TestSyncPodFinishesDeletion(t *testing.T) {
 				pod.DeletionGracePeriodSeconds = ptr.To[int64](30)
 			}
 			m, client, ctx := newTestManager(t, Config{PodDeletionSafety: tc.safety}, pod)
-			m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: tc.containers})
+			phase := corev1.PodFailed
+			if strings.HasSuffix(tc.name, "phase not terminal yet") {
+				phase = corev1.PodRunning
+			}
+			m.SetPodStatus(pod, corev1.PodStatus{Phase: phase, ContainerStatuses: tc.containers})
 			if err := m.syncPod(ctx, pod.UID); err != nil {
 				t.Fatal(err)
 			}

@@ -184,8 +184,10 @@ func (m *Manager) syncPod(ctx context.Context, uid types.UID) error {
 	}
 	m.recordWritten(uid, apiPod, e.version)
 
-	// Mirror pods are not deleted here: podmanager deletes them with their static pod.
-	if target.Mirror || apiPod.DeletionTimestamp == nil || !m.cfg.PodDeletionSafety(apiPod, e.status) {
+	// Mirror pods are not deleted here: podmanager deletes them with their static pod. Nor is a
+	// pod whose phase in the API is not terminal yet (upstream canBeDeleted): its worker may have
+	// stopped it since e was read, but its final status must reach the API before the object goes.
+	if target.Mirror || apiPod.DeletionTimestamp == nil || !isTerminalPhase(merged.Phase) || !m.cfg.PodDeletionSafety(apiPod, e.status) {
 		return nil
 	}
 	err = pods.Delete(ctx, apiPod.Name, metav1.DeleteOptions{
