@@ -27,6 +27,7 @@ import (
 
 func TestFindLab(t *testing.T) {
 	for in, want := range map[string]string{
+		"0": "00-one-pods-life", "00": "00-one-pods-life",
 		"4": "04-pleg", "04": "04-pleg", "04-pleg": "04-pleg", "labs/04-pleg/": "04-pleg", "8": "08-kubectl-exec",
 		"9": "09-probes-and-init-containers", "10": "10-resource-management", "11": "", "": "", "pleg": "",
 	} {

@@ -42,6 +42,7 @@ type config struct {
 	rootDir             string // the node's --root-dir
 	nodeName            string
 	namespace           string // where the labs' pods are
+	repoDir             string // the repository's top directory: lab 00 reads its files there
 }
 
 // env is what checks read through: the API server as the admin, the node's files, its fake

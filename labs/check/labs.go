@@ -18,6 +18,7 @@ type lab struct {
 // allLabs are the course labs in order. Each labNN.go holds one lab's checks.
 func allLabs() []lab {
 	return []lab{
+		{"00-one-pods-life", lab00()},
 		{"01-quick-start", lab01()},
 		{"02-tls-bootstrap", lab02()},
 		{"03-node-registration-and-lease", lab03()},
