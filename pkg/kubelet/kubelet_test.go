@@ -28,7 +28,6 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/options"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
 	"github.com/minikubelet/minikubelet/pkg/podsource"
-	"github.com/minikubelet/minikubelet/pkg/podworkers"
 )
 
 const testNodeName = "node-1"
@@ -350,47 +349,5 @@ func testPod(name string) *corev1.Pod {
 			NodeName:   testNodeName,
 			Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sleep", "infinity"}, ImagePullPolicy: corev1.PullIfNotPresent}},
 		},
-	}
-}
-
-// Upstream HandlePodCleanups: a pod the runtime runs that nobody desires and no worker knows
-// (orphaned by a restart) is not stopped by housekeeping itself but handed to the pod workers
-// as a SyncPodKill with its RunningPod; its worker stops it (SyncTerminatingRuntimePod), and the
-// next housekeeping removes the worker and what the runtime kept of the pod.
-func TestHousekeepingStopsOrphansThroughThePodWorkers(t *testing.T) {
-	tk := newTestKubelet(t)
-	k := tk.k
-	tk.waitFor(t, "the pod sources' first list", k.podSources.AllSourcesReady)
-
-	orphan := testPod("orphan")
-	status, err := k.containerRuntime.GetPodStatus(tk.ctx, orphan.UID, orphan.Name, orphan.Namespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.containerRuntime.SyncPod(tk.ctx, orphan, status).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if _, running := tk.runtimePod(t, orphan.UID); !running {
-		t.Fatal("the orphan does not run in the runtime")
-	}
-
-	tk.housekeep(t)
-	if st, known := k.podWorkers.State(orphan.UID); !known || (st != podworkers.Terminating && st != podworkers.Finished) {
-		t.Fatalf("after housekeeping the orphan's worker is %v (known %v), want terminating or finished", st, known)
-	}
-	tk.waitFor(t, "the orphan's worker to finish", func() bool {
-		st, _ := k.podWorkers.State(orphan.UID)
-		return st == podworkers.Finished
-	})
-	if _, running := tk.runtimePod(t, orphan.UID); running {
-		t.Error("the orphan's worker finished, but the runtime still runs part of it")
-	}
-
-	tk.housekeep(t)
-	if k.podWorkers.Count() != 0 {
-		t.Errorf("after the second housekeeping %d workers, want none", k.podWorkers.Count())
-	}
-	if exists, _ := tk.runtimePod(t, orphan.UID); exists {
-		t.Error("after the second housekeeping the runtime still has the orphan")
 	}
 }
