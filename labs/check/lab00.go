@@ -75,7 +75,7 @@ func lab00Ran(testMod, resultMod time.Time, readErr error) result {
 	case readErr != nil:
 		return missing(lab00Result+": "+readErr.Error(), "run TestLab00 again: "+lab00Run)
 	case resultMod.Before(testMod):
-		return missing(fmt.Sprintf("%s changed (%s) after TestLab00 last ran (%s)", lab00TestFile, testMod.Format(time.TimeOnly), resultMod.Format(time.TimeOnly)),
+		return missing(fmt.Sprintf("%s changed (%s) after TestLab00 last ran (%s)", lab00TestFile, testMod.Format("15:04:05.000"), resultMod.Format("15:04:05.000")),
 			"run it again: "+lab00Run)
 	}
 	return passed("TestLab00 ran at %s, after your last change to %s", resultMod.Format(time.TimeOnly), lab00TestFile)

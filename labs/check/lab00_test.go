@@ -36,7 +36,7 @@ func TestLab00Check(t *testing.T) {
 		{"exercise skipped: TestLab00 never ran", nil, time.Time{}, 1, "[MISSING] _output/labs/lab00.json does not exist: TestLab00 has not run"},
 		{"only the example", []lab00Row{example}, testMod.Add(time.Minute), 1, "[MISSING] lab00Pods has only the example's pod"},
 		{"a copy of the example under another name", []lab00Row{example, sameAsExample}, testMod.Add(time.Minute), 1, "[MISSING] lab00Pods has only the example's pod"},
-		{"edited after the last run", []lab00Row{example, own}, testMod.Add(-time.Minute), 1, "changed (10:00:00) after TestLab00 last ran (09:59:00)"},
+		{"edited after the last run", []lab00Row{example, own}, testMod.Add(-time.Minute), 1, "changed (10:00:00.000) after TestLab00 last ran (09:59:00.000)"},
 		{"a wrong prediction", []lab00Row{example, wrong}, testMod.Add(time.Minute), 1,
 			"[MISSING] never-exit3: predicted {Succeeded Completed restarts=0}, the API showed {Pending ContainerCreating restarts=0} → {Failed Error restarts=0}"},
 		{"done", []lab00Row{example, own}, testMod.Add(time.Minute), 0, "[OK]      1 row(s) of your own: never-exit3 (Never, \"sh -c exit 3\")"},
