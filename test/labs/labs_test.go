@@ -207,6 +207,7 @@ func TestLabs(t *testing.T) {
 	n := &node{owner: t, name: "lab-node", rootDir: rootDir, port: framework.FreePort(t)}
 	t.Cleanup(func() { cleanUp(n.name) })
 
+	t.Run("00-one-pods-life", lab00) // no cluster, no node: a Go test and its check
 	if !t.Run("01-quick-start", n.lab01) {
 		return // no node, no lab
 	}
