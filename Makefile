@@ -120,7 +120,8 @@ journal: build
 
 ##@ Labs
 
-# lab-check: check a course lab against the cluster and node of `make run`: make lab-check LAB=01.
+# lab-check: check a course lab against the cluster and node of `make run`: make lab-check LAB=01
+# (lab 00 reads only the repository: make lab-check LAB=00).
 # It looks where hack/run.sh puts things (CLUSTER, CLUSTER_DIR, ROOT_DIR, NODE_NAME).
 LAB ?=
 lab-check:

@@ -7,6 +7,8 @@
 //
 // It exits 1 if anything is missing. Every check reads real state, so each one can fail; none
 // changes anything, except that lab 07 and 08 exec into a pod and lab 08 port-forwards to it.
+// Lab 00 reads no cluster: only pkg/kubelet/lab00_test.go and the _output/labs/lab00.json its
+// TestLab00 writes, under --repo-dir (default: the current directory, as make lab-check runs it).
 //
 // Where to look, with the defaults of hack/run.sh (environment first, then flags):
 //

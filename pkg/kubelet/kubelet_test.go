@@ -127,14 +127,10 @@ func newTestKubelet(t *testing.T, objects ...runtime.Object) *testKubelet {
 	if k.podLifecycle, err = k.newPodLifecycle(); err != nil {
 		t.Fatal(err)
 	}
-	// What the steps after pod-lifecycle start, in their order, but for PLEG and the syncLoop.
-	goRun(k.podWorkers.Run)
-	goRun(k.statusManager.Run)
-	goRun(k.probes.manager.Run)
-	goRun(k.podSources.Run)
 	tk := &testKubelet{k: k, client: client, clock: clk, rt: rt, ctx: ctx, root: root, recorder: recorder,
 		syncCh: make(chan time.Time, 1), housekeepingCh: make(chan time.Time, 1), deleted: map[string]*corev1.Pod{}}
-	// Keep what the API had of a pod when it was deleted: its last status.
+	// Keep what the API had of a pod when it was deleted: its last status. (Reactors are added
+	// before anything calls the client: the fake's reactor chain is not safe to change later.)
 	client.PrependReactor("delete", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		del := action.(k8stesting.DeleteAction)
 		if obj, err := client.Tracker().Get(del.GetResource(), del.GetNamespace(), del.GetName()); err == nil {
@@ -144,6 +140,11 @@ func newTestKubelet(t *testing.T, objects ...runtime.Object) *testKubelet {
 		}
 		return false, nil, nil // the tracker deletes it
 	})
+	// What the steps after pod-lifecycle start, in their order, but for PLEG and the syncLoop.
+	goRun(k.podWorkers.Run)
+	goRun(k.statusManager.Run)
+	goRun(k.probes.manager.Run)
+	goRun(k.podSources.Run)
 	return tk
 }
 
