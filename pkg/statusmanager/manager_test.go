@@ -625,7 +625,7 @@ func TestJournalRecordsVersionsPatchesAndDelete(t *testing.T) {
 	}
 
 	var got []string
-	for _, e := range j.Since(0, journal.Filter{}) {
+	for _, e := range j.Read(0, journal.Filter{}).Events {
 		if e.Source != journal.SourceStatus || e.Pod != "default/web" || e.UID != "uid-1" {
 			t.Errorf("event %+v: want source status, pod default/web, UID uid-1", e)
 		}
