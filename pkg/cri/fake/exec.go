@@ -80,7 +80,8 @@ var _ streaming.Runtime = (*streamer)(nil)
 // Exec runs cmd in a RUNNING container as ExecSync does, but live (execute): output reaches the
 // client as each step runs and a non-zero exit status is returned as a utilexec.CodeExitError.
 // With stdin and a tty the session has a terminal (tty.go): what the client types is echoed and
-// edited, Ctrl-C interrupts, and `sh` with no script is the interactive shell (shell.go).
+// edited, Ctrl-C interrupts, and `sh` with no script is the interactive shell (shell.go); without
+// a tty, `sh` runs the lines it reads from stdin, with no prompt.
 func (s *streamer) Exec(ctx context.Context, containerID string, cmd []string, stdin io.Reader, stdout, stderr io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
 	logger := klog.FromContext(ctx)
 	r := s.r
@@ -92,21 +93,26 @@ func (s *streamer) Exec(ctx context.Context, containerID string, cmd []string, s
 	logger.V(2).Info("Exec session started", "containerID", c.id, "cmd", cmd, "tty", tty)
 	var out sink = newStreamOutput(stdout, stderr, tty)
 	in := programInput{stdin: stdin}
-	if tty && stdin != nil {
+	shell := stdin != nil && isInteractiveShell(cmd)
+	if stdin != nil && (tty || shell) {
 		locked := &lockedSink{out: out}
 		in = programInput{term: newTerminal(locked, false)}
+		in.term.plain = !tty
 		out = locked
 		go typeInto(logger, stdin, in.term, true)
-		if resize != nil {
-			go resizeTerminal(logger, resize, in.term)
-		}
+	}
+	if in.term != nil && tty && resize != nil {
+		go resizeTerminal(logger, resize, in.term)
 	} else {
 		drainResize(logger, resize)
 	}
 	var code int32
-	if in.term != nil && isInteractiveShell(cmd) {
+	switch {
+	case shell && tty:
 		code, err = r.interact(ctx, v, in.term, shellPrompt(c.config), c.exited)
-	} else {
+	case shell: // sh reading a script from stdin: no prompt
+		code, err = r.interact(ctx, v, in.term, "", c.exited)
+	default:
 		code, err = r.execute(ctx, &process{program: parseProgram(cmd, unknownSucceeds)}, v, out, in, c.exited, nil)
 	}
 	if errors.Is(err, errInterrupted) {

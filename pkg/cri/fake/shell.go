@@ -33,7 +33,8 @@ func shellPrompt(cfg *runtimeapi.ContainerConfig) string {
 	return dir + " $ "
 }
 
-// interact runs the interactive shell on t until `exit [N]`, Ctrl-D on an empty line or the end of
+// interact runs the interactive shell on t (with prompt "": sh reading a script from plain
+// stdin) until `exit [N]`, Ctrl-D on an empty line or the end of
 // input, and returns its exit status: N, or $? (the status of the last command). Ctrl-C drops the
 // line being typed, or interrupts the running command ($? 130), and prompts again. It also ends
 // when the container exits (137, as execute) or ctx ends (ctx.Err()).
@@ -57,6 +58,9 @@ func (r *Runtime) interact(ctx context.Context, v view, t *terminal, prompt stri
 			}
 			continue
 		case inputEOF:
+			if prompt == "" {
+				return status, nil
+			}
 			return status, t.out.write(runtimeapi.Stdout, "\n")
 		}
 		steps, err := parseScriptSteps(in.text, unknownNotFound)

@@ -107,7 +107,8 @@ func typeKeys(keys string) (screen string, read []input) {
 	return screen, read
 }
 
-// terminal is the tty of an exec session or of a container started with stdin and tty. Keys
+// terminal is the tty of an exec session or of a container started with stdin and tty (or, plain,
+// the stdin of `kubectl exec -i pod -- sh`, which reads commands from it). Keys
 // arrive through feed (a session's stdin), are echoed at once to out and queued as inputs until
 // the program reads them; Ctrl-C also drops the queue and raises an interrupt. Safe for
 // concurrent use: feed runs on the goroutine that reads the client, the program on another.
@@ -116,6 +117,7 @@ type terminal struct {
 
 	mu         sync.Mutex
 	ld         lineDiscipline
+	plain      bool    // no tty (exec -i pod -- sh): lines end at "\n", no echo, no editing, no Ctrl-C
 	queue      []input // lines and EOFs typed ahead of the program
 	closed     bool    // the input has ended: every read is an EOF from now on
 	prompt     string  // the prompt the shell waits at, "" while a command runs
@@ -138,7 +140,13 @@ func (t *terminal) feed(keys []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, b := range keys {
-		echo, in := t.ld.key(b)
+		var echo string
+		var in input
+		if t.plain {
+			in = t.plainKey(b)
+		} else {
+			echo, in = t.ld.key(b)
+		}
 		if echo != "" {
 			if err := t.out.write(runtimeapi.Stdout, echo); err != nil {
 				return err
@@ -157,10 +165,26 @@ func (t *terminal) feed(keys []byte) error {
 	return nil
 }
 
-// closeInput ends the input: the client closed stdin (or, with StdinOnce, detached).
+// plainKey is a byte of input without a tty: lines end at "\n", nothing is echoed or edited.
+func (t *terminal) plainKey(b byte) input {
+	if b != '\n' {
+		t.ld.line = append(t.ld.line, b)
+		return input{}
+	}
+	text := string(t.ld.line)
+	t.ld.line = t.ld.line[:0]
+	return input{kind: inputLine, text: text}
+}
+
+// closeInput ends the input: the client closed stdin (or, with StdinOnce, detached). Without a
+// tty, a last line with no "\n" is read too.
 func (t *terminal) closeInput() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.plain && len(t.ld.line) > 0 {
+		t.queue = append(t.queue, input{kind: inputLine, text: string(t.ld.line)})
+		t.ld.line = nil
+	}
 	t.closed = true
 	signal(t.queued)
 }
