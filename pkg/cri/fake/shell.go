@@ -134,7 +134,8 @@ func (r *Runtime) runShell(ctx context.Context, c *container, v view, t *termina
 	r.exitLocked(c, code, reasonFor(code), "") // nothing if StopContainer ended it
 }
 
-// lockedContainerOutput is a container's output written from outside the runtime's lock.
+// lockedContainerOutput is a container's output written from outside the runtime's lock. Once
+// the container has exited, what is still typed is not echoed: its log may be gone.
 type lockedContainerOutput struct {
 	r *Runtime
 	c *container
@@ -143,6 +144,9 @@ type lockedContainerOutput struct {
 func (o lockedContainerOutput) write(stream runtimeapi.LogStreamType, text string) error {
 	o.r.mu.Lock()
 	defer o.r.mu.Unlock()
+	if o.c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return nil
+	}
 	return containerOutput(o).write(stream, text)
 }
 
