@@ -34,10 +34,10 @@ func shellPrompt(cfg *runtimeapi.ContainerConfig) string {
 }
 
 // interact runs the interactive shell on t (with prompt "": sh reading a script from plain
-// stdin) until `exit [N]`, Ctrl-D on an empty line or the end of
-// input, and returns its exit status: N, or $? (the status of the last command). Ctrl-C drops the
-// line being typed, or interrupts the running command ($? 130), and prompts again. It also ends
-// when the container exits (137, as execute) or ctx ends (ctx.Err()).
+// stdin) until `exit [N]`, Ctrl-D on an empty line or the end of input, and returns its exit
+// status: N, or $? (the status of the last command). Ctrl-C drops the line being typed, or
+// interrupts the running command ($? 130), and prompts again. It also ends when the container
+// exits (137, as execute) or ctx ends (ctx.Err()).
 func (r *Runtime) interact(ctx context.Context, v view, t *terminal, prompt string, exited <-chan struct{}) (int32, error) {
 	var status int32
 	for {
