@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -234,6 +235,10 @@ func TestMountErrorsToReport(t *testing.T) {
 		{"forbidden for authorizerLag: real", []error{wrap(errNoRelationship)}, authorizerLag, 1},
 		{"a missing Secret at once", []error{wrap(errSecretNotFound)}, 0, 1},
 		{"a local failure at once", []error{errDisk}, 0, 1},
+		{"a projected volume with one source lagging and one missing", []error{fmt.Errorf("MountVolume.SetUp failed for volume %q : %w",
+			"kube-api-access-x", utilerrors.NewAggregate([]error{errNoRelationship, errSecretNotFound}))}, 0, 1},
+		{"a projected volume whose sources all lag", []error{fmt.Errorf("MountVolume.SetUp failed for volume %q : %w",
+			"kube-api-access-x", utilerrors.NewAggregate([]error{errNoRelationship, errDifferentNode}))}, 0, 0},
 		{"only the real one of two", []error{wrap(errNoRelationship), wrap(errSecretNotFound)}, time.Second, 1},
 		{"both once the lag is over", []error{wrap(errNoRelationship), wrap(errSecretNotFound)}, 20 * time.Second, 2},
 	} {
