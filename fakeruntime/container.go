@@ -49,6 +49,17 @@ type container struct {
 	// program writes from now on, and each of their channels is closed then too.
 	exited   chan struct{}
 	attached map[chan output]struct{}
+	// term is the tty of a container started with stdin and a tty whose program is a shell
+	// (interactive): its shell reads what attach sessions type. nil otherwise.
+	term *terminal
+}
+
+// interactive says whether the container's program is an interactive shell: it has stdin and a
+// tty (kubectl run -it, kubectl debug -it) and its command is a shell with no script, or empty
+// (the image's default; busybox's is sh).
+func (c *container) interactive() bool {
+	argv := slices.Concat(c.config.GetCommand(), c.config.GetArgs())
+	return c.config.GetStdin() && c.config.GetTty() && (len(argv) == 0 || isInteractiveShell(argv))
 }
 
 func containerNameKey(m *runtimeapi.ContainerMetadata) string {
@@ -170,6 +181,14 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 	c.attached = map[chan output]struct{}{}
 	klog.FromContext(ctx).V(2).Info("Container started", "containerID", c.id)
 	r.publishLocked(c.id, r.sandboxes[c.sandboxID], runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
+	if c.interactive() {
+		// The shell blocks on its terminal, so it runs on its own goroutine; it prompts once
+		// StartContainer has released the lock.
+		c.term = newTerminal(&lockedSink{out: lockedContainerOutput{r: r, c: c}}, true)
+		r.wg.Add(1)
+		go r.runShell(r.background, c, r.viewLocked(c), c.term)
+		return &runtimeapi.StartContainerResponse{}, nil
+	}
 	r.advanceLocked(c)
 	return &runtimeapi.StartContainerResponse{}, nil
 }

@@ -182,7 +182,7 @@
 // # The interpreter
 //
 // One interpreter runs every program (process.run in process.go): the container's main program,
-// ExecSync and exec sessions. It writes output to a sink — the container's log and attach
+// ExecSync, exec sessions and each line of the interactive shell. It writes output to a sink — the container's log and attach
 // sessions, ExecSync's buffers, an exec client's streams, a file when redirected — and runs
 // commands until one must wait (sleep, block, read stdin, serve) or the program ends. The caller
 // does the waiting and the serving. The main program runs under the runtime's lock, so
@@ -212,19 +212,55 @@
 //	              goes, `cat` with no arguments copies stdin to stdout until EOF (so
 //	              `kubectl exec -i pod -- cat` echoes; `sh -c "cat > F"` fills F), the built-ins
 //	              act on the container's filesystem as above, `sleep N` waits on Config.Clock,
-//	              unknown commands succeed with no output. A non-zero exit (`sh -c "exit 3"`) reaches the client as its exit
-//	              code. With tty, all output is on stdout and "\n" becomes "\r\n", as a terminal
-//	              shows it; resize events are read and ignored. If the container exits meanwhile,
-//	              the session ends with exit code 137, as the process would be killed with it.
+//	              unknown commands succeed with no output. A non-zero exit (`sh -c "exit 3"`)
+//	              reaches the client as its exit code. With tty, all output is on stdout and
+//	              "\n" becomes "\r\n", as a terminal shows it; with tty and stdin the session
+//	              has a terminal (below), and `sh` with no script is the interactive shell. If the
+//	              container exits meanwhile, the session ends with exit code 137, as the process
+//	              would be killed with it.
 //	attach        needs a RUNNING container. The client receives what the container's program
 //	              writes from then on (not what it wrote before: that is in the log), on stdout
 //	              and stderr, until the container exits; a client that has gone is noticed at the
-//	              next write. Programs read no input, so stdin is discarded. A client more than
-//	              64 writes behind misses output rather than slow the container down.
+//	              next write. A container created with stdin and tty whose program is a shell
+//	              reads what the client types on its terminal (below); any other program reads no
+//	              input, so stdin is discarded. A client more than 64 writes behind misses output
+//	              rather than slow the container down.
 //	port-forward  needs a READY sandbox. A port a container of the pod serves is connected to
 //	              that server (`kubectl port-forward pod 8080:80`, then curl localhost:8080); every
 //	              other port 1–65535 is an echo server: each forwarded connection gets back what it
 //	              sends, until it closes its side (then `nc localhost 8080`).
+//
+// # Terminals and the interactive shell (tty.go, shell.go)
+//
+// kubectl exec -it and attach -it put the user's terminal in raw mode and send each key as it is
+// typed, so the runtime plays the tty (a pty in cooked mode) in lineDiscipline: printable keys
+// are echoed, Backspace (DEL 0x7f or ^H) erases a character ("\b \b"), Enter (\r) ends the line
+// ("\r\n"), Ctrl-C (0x03) echoes ^C, drops the line and the lines typed ahead and interrupts the
+// running command, Ctrl-D (0x04) on an empty line is the end of input. Other control keys and
+// escape sequences (arrows: no history, no cursor movement) are ignored. Resize events are
+// accepted; a size change while the shell waits at its prompt redraws it, as busybox does on
+// SIGWINCH.
+//
+// The interactive shell is `sh` (also /bin/sh, bash, sh -i, bash -l: a shell with no -c script)
+// on a terminal: in an exec session with tty and stdin, or as the program of a container created
+// with stdin and tty (`kubectl run -it --image=busybox -- sh`; an empty command too, as busybox's
+// CMD is sh, so `kubectl debug -it --image=busybox` gets it). It prints busybox's prompt
+// ("\w \$ ": "/ # " for root in /, "$" for another user), runs each line with the program
+// grammar (a command it does not know prints "sh: NAME: not found", status 127; a syntax error
+// prints why, status 2, and the shell goes on), and prompts again:
+//
+//	/ # echo hi              hi
+//	/ # sleep 100 ^C         the sleep ends, $? is 130, a new prompt
+//	/ # cat                  each line typed is printed back; Ctrl-D ends cat, Ctrl-C too ($? 130)
+//	/ # exit 3               the shell ends with status 3; Ctrl-D on an empty line: with $?
+//
+// An exec'd shell's status is the session's exit code ("command terminated with exit code 3");
+// a container's shell's is the container's, and the container exits then. A container's shell
+// waits at its prompt until someone attaches (kubectl prints "If you don't see a command prompt,
+// try pressing enter"; its first resize redraws the prompt); with StdinOnce (kubectl run -it) its
+// input ends when the first attach session's stdin does, and so does the shell. Without a tty,
+// `kubectl exec -i pod -- sh < script` runs the lines of the script as they arrive, with no
+// prompt and no echo, until stdin ends.
 //
 // None of these ever runs a host program; a test execs `touch` and `sh -c "touch …"` with a host
 // path and checks that no file appeared (it went to the container's layer, or failed). When Serve stops, it closes the connections of open sessions (they are
@@ -265,7 +301,8 @@
 // # What it simplifies
 //
 // No processes, images, cgroups or network namespaces exist: exec runs the program grammar,
-// attach relays program output, port-forward reaches what the pod serves or echoes. An image has
+// attach relays program output (and types into a container's shell), port-forward reaches what
+// the pod serves or echoes. The interactive shell has no history, completion or job control. An image has
 // no files: the layer starts with empty directories. The shell has no pipes, variables or
 // control flow. Checkpointing and CRI metrics are Unimplemented or empty. State lives only in
 // memory and is lost when the process ends.

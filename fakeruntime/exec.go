@@ -46,7 +46,7 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 		deadline = t.C()
 	}
 	var stdout, stderr bytes.Buffer
-	code, err := r.execute(ctx, parseProgram(req.GetCmd(), unknownSucceeds), v, newStreamOutput(&stdout, &stderr, false), nil, nil, deadline)
+	code, err := r.execute(ctx, &process{program: parseProgram(req.GetCmd(), unknownSucceeds)}, v, newStreamOutput(&stdout, &stderr, false), programInput{}, nil, deadline)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, status.FromContextError(ctx.Err()).Err()
@@ -79,16 +79,45 @@ var _ streaming.Runtime = (*streamer)(nil)
 
 // Exec runs cmd in a RUNNING container as ExecSync does, but live (execute): output reaches the
 // client as each step runs and a non-zero exit status is returned as a utilexec.CodeExitError.
+// With stdin and a tty the session has a terminal (tty.go): what the client types is echoed and
+// edited, Ctrl-C interrupts, and `sh` with no script is the interactive shell (shell.go); without
+// a tty, `sh` runs the lines it reads from stdin, with no prompt.
 func (s *streamer) Exec(ctx context.Context, containerID string, cmd []string, stdin io.Reader, stdout, stderr io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
 	logger := klog.FromContext(ctx)
-	drainResize(logger, resize)
 	r := s.r
 	c, v, err := r.execTarget(containerID)
 	if err != nil {
+		drainResize(logger, resize)
 		return err
 	}
 	logger.V(2).Info("Exec session started", "containerID", c.id, "cmd", cmd, "tty", tty)
-	code, err := r.execute(ctx, parseProgram(cmd, unknownSucceeds), v, newStreamOutput(stdout, stderr, tty), stdin, c.exited, nil)
+	var out sink = newStreamOutput(stdout, stderr, tty)
+	in := programInput{stdin: stdin}
+	shell := stdin != nil && isInteractiveShell(cmd)
+	if stdin != nil && (tty || shell) {
+		locked := &lockedSink{out: out}
+		in = programInput{term: newTerminal(locked, false)}
+		in.term.plain = !tty
+		out = locked
+		go typeInto(logger, stdin, in.term, true)
+	}
+	if in.term != nil && tty && resize != nil {
+		go resizeTerminal(logger, resize, in.term)
+	} else {
+		drainResize(logger, resize)
+	}
+	var code int32
+	switch {
+	case shell && tty:
+		code, err = r.interact(ctx, v, in.term, shellPrompt(c.config), c.exited)
+	case shell: // sh reading a script from stdin: no prompt
+		code, err = r.interact(ctx, v, in.term, "", c.exited)
+	default:
+		code, err = r.execute(ctx, &process{program: parseProgram(cmd, unknownSucceeds)}, v, out, in, c.exited, nil)
+	}
+	if errors.Is(err, errInterrupted) {
+		code, err = exitCodeSIGINT, nil
+	}
 	if err != nil || code == 0 {
 		return err
 	}
@@ -105,22 +134,33 @@ type output struct {
 
 // Attach streams what a RUNNING container's program writes from now on to the client, until the
 // container exits (exitLocked closes the session's channel), the client is gone (noticed at the
-// next write) or the runtime stops. A fake program reads no input: stdin is read and discarded.
+// next write) or the runtime stops. A container started with stdin and a tty running a shell
+// reads what the client types on its terminal (and StdinOnce ends its input when this client's
+// stdin ends); any other program reads no input: stdin is read and discarded.
 func (s *streamer) Attach(ctx context.Context, containerID string, stdin io.Reader, stdout, stderr io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
 	logger := klog.FromContext(ctx)
-	drainResize(logger, resize)
-	if stdin != nil {
-		// Ends when the client closes stdin or the server closes the connection.
-		go func() { _, _ = io.Copy(io.Discard, stdin) }()
-	}
 	r := s.r
 	session := make(chan output, attachBuffer)
 	r.mu.Lock()
 	c, err := r.runningContainerLocked(containerID)
+	var term *terminal
 	if err == nil {
 		c.attached[session] = struct{}{}
+		term = c.term
 	}
 	r.mu.Unlock()
+	switch {
+	case term != nil && stdin != nil:
+		go typeInto(logger, stdin, term, c.config.GetStdinOnce())
+	case stdin != nil:
+		// Ends when the client closes stdin or the server closes the connection.
+		go func() { _, _ = io.Copy(io.Discard, stdin) }()
+	}
+	if term != nil && resize != nil {
+		go resizeTerminal(logger, resize, term)
+	} else {
+		drainResize(logger, resize)
+	}
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ type process struct {
 	program []step
 	pc      int
 	status  int32
+	exited  bool // it ran `exit`: the interactive shell ends too
 }
 
 // run runs the process from its pc until a step must wait or the program ends, and returns that
@@ -68,6 +69,7 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 			if st.lastStatus {
 				code = last
 			}
+			p.exited = true
 			if st.text != "" {
 				if err := o.write(runtimeapi.Stderr, st.text+"\n"); err != nil {
 					return step{}, nil, err
@@ -285,13 +287,26 @@ func reasonFor(code int32) string {
 	return "Error"
 }
 
+// programInput is what an exec'd program reads: nothing (both nil), the client's stdin (exec -i)
+// or a terminal (exec -it).
+type programInput struct {
+	stdin io.Reader
+	term  *terminal
+}
+
+// errInterrupted ends a program the user interrupted with Ctrl-C on its terminal.
+var errInterrupted = errors.New("interrupted")
+
+// exitCodeSIGINT is the exit code of a process ended by Ctrl-C.
+const exitCodeSIGINT int32 = 128 + 2
+
 // execute runs an exec'd program to its end and returns its exit code. Unlike the main program it
-// blocks: a sleep waits on the runtime's clock, `cat` copies stdin (nil: none) to stdout, and a
-// server runs until the program ends. A wait ends early when the container exits (exit code 137:
-// the exec'd process dies with the container's PID namespace, by SIGKILL), when deadline fires
-// (context.DeadlineExceeded) or when ctx ends (ctx.Err()). exited and deadline may be nil.
-func (r *Runtime) execute(ctx context.Context, program []step, v view, out sink, stdin io.Reader, exited <-chan struct{}, deadline <-chan time.Time) (int32, error) {
-	p := &process{program: program}
+// blocks: a sleep waits on the runtime's clock, `cat` copies its input to stdout, and a server
+// runs until the program ends. A wait ends early when the container exits (exit code 137: the
+// exec'd process dies with the container's PID namespace, by SIGKILL), when Ctrl-C is typed on
+// the terminal (errInterrupted), when deadline fires (context.DeadlineExceeded) or when ctx
+// ends (ctx.Err()). exited and deadline may be nil.
+func (r *Runtime) execute(ctx context.Context, p *process, v view, out sink, in programInput, exited <-chan struct{}, deadline <-chan time.Time) (int32, error) {
 	var servers []*server
 	defer func() {
 		r.mu.Lock()
@@ -308,8 +323,7 @@ func (r *Runtime) execute(ctx context.Context, program []step, v view, out sink,
 		if err != nil {
 			return 0, err
 		}
-		var timer <-chan time.Time // what this step waits for; both nil: until stopped
-		var copied chan error
+		var w stepWait
 		switch stop.kind {
 		case stepExit:
 			return stop.code, nil
@@ -334,31 +348,83 @@ func (r *Runtime) execute(ctx context.Context, program []step, v view, out sink,
 		case stepSleep:
 			t := r.clock.NewTimer(stop.d)
 			defer t.Stop() // only the last timer can still be pending on return
-			timer = t.C()
+			w.timer = t.C()
 		case stepStdin:
-			if stdin == nil {
+			switch {
+			case in.term != nil:
+				w.typed = in.term.queued // cat reads the lines typed, until Ctrl-D
+			case in.stdin != nil:
+				// On its own goroutine, so the wait can end first; it ends when the server
+				// closes the connection.
+				copied := make(chan error, 1)
+				go func() {
+					_, err := io.Copy(sinkWriter{o, runtimeapi.Stdout}, in.stdin)
+					copied <- err
+				}()
+				w.copied = copied
+			default:
 				continue // like `cat </dev/null`
 			}
-			// On its own goroutine, so the wait can end first; it ends when the server closes
-			// the connection.
-			copied = make(chan error, 1)
-			go func() {
-				_, err := io.Copy(sinkWriter{o, runtimeapi.Stdout}, stdin)
-				copied <- err
-			}()
+		}
+		if end, code, err := w.wait(ctx, in.term, o, exited, deadline); end {
+			return code, err
+		}
+	}
+}
+
+// stepWait is what one step of an exec'd program waits for; a nil channel never fires, and when
+// all are nil the step waits until the program is stopped.
+type stepWait struct {
+	timer  <-chan time.Time // sleep
+	copied chan error       // cat copying stdin: its end
+	typed  <-chan struct{}  // cat on a terminal: lines were typed
+}
+
+// wait waits until the step is done, or until the program must end: then end is true, with its
+// exit code or error (see execute).
+func (w stepWait) wait(ctx context.Context, term *terminal, o sink, exited <-chan struct{}, deadline <-chan time.Time) (end bool, code int32, err error) {
+	var interrupts <-chan struct{}
+	if term != nil {
+		interrupts = term.interrupts
+	}
+	for {
+		if w.typed != nil {
+			ended, err := catLines(term, o)
+			if err != nil || ended {
+				return err != nil, 0, err
+			}
 		}
 		select {
-		case <-timer:
-		case err := <-copied:
-			if err != nil {
-				return 0, err
-			}
+		case <-w.timer:
+			return false, 0, nil
+		case <-w.typed: // catLines takes what was typed
+		case err := <-w.copied:
+			return err != nil, 0, err
+		case <-interrupts:
+			return true, exitCodeSIGINT, errInterrupted
 		case <-exited:
-			return exitCodeSIGKILL, nil
+			return true, exitCodeSIGKILL, nil
 		case <-deadline:
-			return 0, context.DeadlineExceeded
+			return true, 0, context.DeadlineExceeded
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return true, 0, ctx.Err()
+		}
+	}
+}
+
+// catLines is `cat` on a terminal: it writes back each line typed so far and says whether the
+// input has ended (Ctrl-D on an empty line).
+func catLines(t *terminal, out sink) (bool, error) {
+	for {
+		in, ok := t.next()
+		switch {
+		case !ok:
+			return false, nil
+		case in.kind == inputEOF:
+			return true, nil
+		}
+		if err := out.write(runtimeapi.Stdout, in.text+"\n"); err != nil {
+			return false, err
 		}
 	}
 }

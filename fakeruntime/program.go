@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,6 +103,7 @@ type unknownMode int
 const (
 	unknownRunsForever unknownMode = iota // container main program: a server that never ends
 	unknownSucceeds                       // ExecSync: succeed with no output
+	unknownNotFound                       // the interactive shell: "sh: NAME: not found", status 127
 )
 
 // parseProgram turns a command line (command followed by args) into steps. It never fails: words
@@ -115,9 +117,19 @@ func parseProgram(argv []string, mode unknownMode) []step {
 	if !ok {
 		return []step{parseCommand(argv, mode)}
 	}
-	cmds, err := parseScript(script)
+	steps, err := parseScriptSteps(script, mode)
 	if err != nil {
 		return []step{{kind: stepExit, code: 2, text: err.Error()}}
+	}
+	return steps
+}
+
+// parseScriptSteps turns a script (or a line typed at the interactive shell) into steps; the
+// error is sh's syntax error.
+func parseScriptSteps(script string, mode unknownMode) ([]step, error) {
+	cmds, err := parseScript(script)
+	if err != nil {
+		return nil, err
 	}
 	steps := make([]step, 0, len(cmds))
 	for _, c := range cmds {
@@ -125,7 +137,21 @@ func parseProgram(argv []string, mode unknownMode) []step {
 		st.cond, st.bg, st.redirs = c.cond, st.bg || c.bg, c.redirs
 		steps = append(steps, st)
 	}
-	return steps
+	return steps, nil
+}
+
+// isInteractiveShell says whether argv starts a shell that reads its commands from stdin: a
+// shell with no -c script, like `sh`, `/bin/sh -i` or `bash -l`. With a tty it is interactive.
+func isInteractiveShell(argv []string) bool {
+	if len(argv) == 0 || !slices.Contains(shellNames, path.Base(argv[0])) {
+		return false
+	}
+	for _, a := range argv[1:] {
+		if a == "" || a[0] != '-' || (strings.Contains(a, "c") && !strings.HasPrefix(a, "--")) {
+			return false // an argument is a script file, or -c has a script
+		}
+	}
+	return true
 }
 
 // isBuiltin says whether builtins.go runs the command name.
@@ -184,8 +210,11 @@ func parseCommand(words []string, mode unknownMode) step {
 		}
 		return step{kind: stepServe, serve: spec, bg: bg}
 	}
-	if mode == unknownSucceeds {
+	switch mode {
+	case unknownSucceeds:
 		return step{kind: stepNoop, argv: words}
+	case unknownNotFound:
+		return step{kind: stepFail, code: 127, text: fmt.Sprintf("sh: %s: not found", words[0])}
 	}
 	return step{kind: stepForever}
 }

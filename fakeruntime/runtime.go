@@ -80,8 +80,12 @@ type Runtime struct {
 	// sessions tracks open exec/attach/port-forward connections, so Serve can cut them on stop.
 	sessions *streamSessions
 
-	// wg counts program steps resumed by timers, so Serve can wait for them on shutdown.
+	// wg counts program steps resumed by timers and interactive shells of containers, so Serve
+	// can wait for them on shutdown.
 	wg sync.WaitGroup
+	// background is the context of the containers' interactive shells; shutdown cancels it.
+	background     context.Context
+	stopBackground context.CancelFunc
 
 	mu         sync.Mutex
 	seq        uint64 // last sequence number given to an object
@@ -143,20 +147,23 @@ func New(cfg Config) (*Runtime, error) {
 	if err := validateStreamingAddr(cfg.StreamingAddr); err != nil {
 		return nil, err
 	}
+	background, stopBackground := context.WithCancel(context.Background())
 	return &Runtime{
-		cfg:        cfg,
-		clock:      cfg.Clock,
-		podCIDR:    prefix.Masked(),
-		ready:      make(chan struct{}),
-		sessions:   &streamSessions{conns: map[net.Conn]int{}},
-		sandboxes:  map[string]*sandbox{},
-		containers: map[string]*container{},
-		images:     map[string]*image{},
-		usedIPs:    map[netip.Addr]string{},
-		listeners:  map[netip.AddrPort]*server{},
-		events:     eventBus{},
-		faults:     faults{pullFailures: map[string]*pullFailure{}, latency: map[string]time.Duration{}},
-		logger:     klog.Background().WithName("fake-runtime"),
+		background:     background,
+		stopBackground: stopBackground,
+		cfg:            cfg,
+		clock:          cfg.Clock,
+		podCIDR:        prefix.Masked(),
+		ready:          make(chan struct{}),
+		sessions:       &streamSessions{conns: map[net.Conn]int{}},
+		sandboxes:      map[string]*sandbox{},
+		containers:     map[string]*container{},
+		images:         map[string]*image{},
+		usedIPs:        map[netip.Addr]string{},
+		listeners:      map[netip.AddrPort]*server{},
+		events:         eventBus{},
+		faults:         faults{pullFailures: map[string]*pullFailure{}, latency: map[string]time.Duration{}},
+		logger:         klog.Background().WithName("fake-runtime"),
 	}, nil
 }
 
@@ -267,6 +274,7 @@ func (r *Runtime) shutdown() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stopped = true
+	r.stopBackground()
 	for ch := range r.events {
 		r.events.unsubscribe(ch)
 	}

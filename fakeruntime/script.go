@@ -64,11 +64,13 @@ type command struct {
 	bg     bool // ended by "&": the shell does not wait for it
 }
 
+// shellNames are the commands read as a shell.
+var shellNames = []string{"sh", "bash", "ash", "dash", "zsh"}
+
 // shellScript returns SCRIPT if argv is `sh -c SCRIPT …` (also bash, /bin/sh, and flags that
 // include c, like -ec). Arguments after SCRIPT ($0, $1, …) are ignored.
 func shellScript(argv []string) (string, bool) {
-	shells := []string{"sh", "bash", "ash", "dash", "zsh"}
-	if len(argv) < 3 || !slices.Contains(shells, path.Base(argv[0])) {
+	if len(argv) < 3 || !slices.Contains(shellNames, path.Base(argv[0])) {
 		return "", false
 	}
 	flags := argv[1]

@@ -192,6 +192,9 @@ func TestExecStreaming(t *testing.T) {
 		{name: "cat of an unmounted path fails", cmd: []string{"cat", "/etc/passwd"}, wantStderr: "cat: can't open '/etc/passwd': No such file or directory\n", wantExit: 1},
 		{name: "ls lists a CRI mount", cmd: []string{"ls", "/etc/config"}, wantStdout: "key\n"},
 		{name: "unknown commands succeed with no output, as in ExecSync", cmd: []string{"nginx", "-t"}},
+		{name: "sh without a tty runs the lines of stdin (kubectl exec -i pod -- sh < script)", cmd: []string{"sh"}, stdin: "echo one\nls /etc/config\nvi\nfalse", withStdin: true,
+			wantStdout: "one\nkey\n", wantStderr: "sh: vi: not found\n", wantExit: 1, spdyOnly: true},
+		{name: "sh without a tty stops at exit", cmd: []string{"sh"}, stdin: "echo one\nexit 4\necho two\n", withStdin: true, wantStdout: "one\n", wantExit: 4, spdyOnly: true},
 	}
 	for _, client := range []struct {
 		name    string

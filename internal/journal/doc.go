@@ -63,7 +63,7 @@
 //   - Seq counts from 1 without gaps, in the order Record was called; Time never goes back as
 //     Seq grows (both are set under the lock).
 //   - Record never blocks on a reader: followers (Wait) sleep on a channel that Record closes.
-//   - Memory is bounded: the ring grows (by doubling) up to its size, never past it; Since
+//   - Memory is bounded: the ring grows (by doubling) up to its size, never past it; Read
 //     returns copies of the kept events.
 //
 // # Reading it

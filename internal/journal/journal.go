@@ -121,13 +121,6 @@ func (j *Journal) Record(e Event) {
 	}
 }
 
-// Since returns, oldest first, the kept events with Seq > seq that match f. Since(0, Filter{})
-// is everything kept. Events older than the ring are gone: the first Seq returned may be more
-// than seq+1. The caller may keep the slice; the Fields maps are shared and read-only.
-func (j *Journal) Since(seq uint64, f Filter) []Event {
-	return j.Read(seq, f).Events
-}
-
 // Page is one read of the journal: the events, and the journal's bounds at the same instant.
 type Page struct {
 	// OldestSeq is the oldest event kept (0 when empty): a reader whose last Seq is below
@@ -140,7 +133,10 @@ type Page struct {
 	Events  []Event `json:"events"`
 }
 
-// Read is Since with the journal's bounds, taken under the same lock as the events.
+// Read returns, oldest first, the kept events with Seq > seq that match f, with the journal's
+// bounds taken under the same lock. Read(0, Filter{}) is everything kept. Events older than the
+// ring are gone: the first Seq returned may be more than seq+1. The caller may keep the slice;
+// the Fields maps are shared and read-only.
 func (j *Journal) Read(seq uint64, f Filter) Page {
 	if j == nil {
 		return Page{Events: []Event{}}

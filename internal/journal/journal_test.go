@@ -37,7 +37,7 @@ func TestRecordSetsSeqAndTime(t *testing.T) {
 	j.Record(Event{Source: SourceCRI, Kind: "RunPodSandbox", Seq: 99}) // a given Seq is ignored
 	clk.SetTime(start.Add(time.Second))
 	j.Record(Event{Source: SourceCRI, Kind: "StartContainer"})
-	got := j.Since(0, Filter{})
+	got := j.Read(0, Filter{}).Events
 	if len(got) != 2 || got[0].Seq != 1 || got[1].Seq != 2 {
 		t.Fatalf("Since(0) = %+v, want seqs 1 and 2", got)
 	}
@@ -91,7 +91,7 @@ func TestRingWrapsAround(t *testing.T) {
 func TestDefaultSize(t *testing.T) {
 	j := NewWithClock(0, clock.RealClock{})
 	record(j, DefaultSize+10, Event{Source: SourceLease, Kind: "renew"})
-	if got := len(j.Since(0, Filter{})); got != DefaultSize {
+	if got := len(j.Read(0, Filter{}).Events); got != DefaultSize {
 		t.Errorf("kept %d events, want DefaultSize %d", got, DefaultSize)
 	}
 }
@@ -115,7 +115,7 @@ func TestSinceFilters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%+v", tt.filter), func(t *testing.T) {
-			if got := seqs(j.Since(0, tt.filter)); !slices.Equal(got, tt.want) {
+			if got := seqs(j.Read(0, tt.filter).Events); !slices.Equal(got, tt.want) {
 				t.Errorf("Since(0, %+v) = %v, want %v", tt.filter, got, tt.want)
 			}
 		})
@@ -126,7 +126,7 @@ func TestSinceFilters(t *testing.T) {
 func TestNilJournal(t *testing.T) {
 	var j *Journal
 	j.Record(Event{Source: SourceLease, Kind: "renew"})
-	if got := j.Since(0, Filter{}); len(got) != 0 {
+	if got := j.Read(0, Filter{}).Events; len(got) != 0 {
 		t.Errorf("nil journal Since = %v, want nothing", got)
 	}
 	if p := j.Read(0, Filter{}); p.LastSeq != 0 || p.Events == nil {
@@ -270,7 +270,7 @@ func TestRecorder(t *testing.T) {
 	zero.Record("lost", Pod(pod), nil)
 	(*Journal)(nil).For(SourceLease).Record("lost", PodRef{}, nil)
 
-	got := j.Since(0, Filter{})
+	got := j.Read(0, Filter{}).Events
 	if len(got) != 2 {
 		t.Fatalf("recorded %d events, want 2: %+v", len(got), got)
 	}

@@ -261,7 +261,7 @@ func isSeparatorRow(cells []string) bool {
 type codeIndex struct {
 	root     string
 	files    map[string]*goFileDecls // by repo path
-	packages map[string][]string     // package name → directories (repo paths) under pkg/, cmd/ and fakeruntime/
+	packages map[string][]string     // package name → directories (repo paths) of our Go trees
 	byBase   map[string][]string     // file base name → repo paths of our .go files
 }
 
@@ -277,7 +277,7 @@ type goFileDecls struct {
 
 func newCodeIndex(root string) *codeIndex {
 	idx := &codeIndex{root: root, files: map[string]*goFileDecls{}, packages: map[string][]string{}, byBase: map[string][]string{}}
-	for _, top := range []string{"pkg", "cmd", "hack", "fakeruntime"} {
+	for _, top := range []string{"pkg", "cmd", "hack", "fakeruntime", "internal", "tools", "testing"} {
 		_ = filepath.WalkDir(filepath.Join(root, top), func(p string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 				return nil
@@ -435,7 +435,7 @@ func (idx *codeIndex) checkBreakpoint(spec string, tests bool) string {
 	pkg, fn := m[1], m[2]
 	dirs := idx.packages[pkg]
 	if len(dirs) == 0 {
-		return fmt.Sprintf("no package %q under pkg/, cmd/ or fakeruntime/", pkg)
+		return fmt.Sprintf("no package %q under pkg/, cmd/, hack/, fakeruntime/, internal/, tools/ or testing/", pkg)
 	}
 	for _, dir := range dirs {
 		files, _ := filepath.Glob(filepath.Join(idx.root, dir, "*.go"))
@@ -508,10 +508,14 @@ func (idx *codeIndex) checkFileLine(r labRef) (problem, note string) {
 // oursFromPath turns "/work/main/pkg/pleg/generic.go" or "pkg/pleg/generic.go" into the repo
 // path "pkg/pleg/generic.go"; "" when the path is not into our tree.
 func oursFromPath(p string) string {
-	for _, top := range []string{"pkg/", "cmd/", "hack/"} {
+	for _, top := range []string{"pkg/", "cmd/", "hack/", "fakeruntime/", "internal/", "tools/", "testing/"} {
 		if strings.HasPrefix(p, top) {
 			return p
 		}
+	}
+	// Inside a longer path (a stack trace's /work/main/pkg/…), only names no Go toolchain or
+	// cache path holds: /internal/ and /tools/ appear in GOROOT and ~/.cache paths too.
+	for _, top := range []string{"pkg/", "cmd/", "hack/", "fakeruntime/"} {
 		if i := strings.Index(p, "/"+top); i >= 0 {
 			return p[i+1:]
 		}

@@ -109,7 +109,7 @@ func (k *Kubelet) newPodLifecycle() (podLifecycle, error) {
 	}
 	lc.runtimeHelper = &runtimeHelper{secrets: lc.secretManager, tokens: tokens, projector: projector, services: k.services,
 		hostIP: k.nodeIP.String(), allocatable: allocatable, clusterDomain: cfg.ClusterDomain, rootDir: o.RootDir,
-		hostDirs: map[types.UID]map[string]string{}, mountBackoff: newMountBackoff(clk)}
+		hostDirs: map[types.UID]map[string]string{}, mountBackoff: newMountBackoff(clk), failingSince: map[types.UID]time.Time{}}
 	lc.containerRuntime.SetOptionsGenerator(lc.runtimeHelper)
 	lc.syncLoopJournal = k.journal.For(journal.SourceSyncLoop)
 	lc.podCache = pleg.NewCache(clk)

@@ -54,9 +54,10 @@ func (k *Kubelet) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mir
 	}
 	k.probes.manager.AddPod(pod) // probe its containers (a newer pod reaches existing workers)
 	// Volumes before containers: write (or refresh) every Secret/ConfigMap/projected volume.
-	if err := k.runtimeHelper.setUpVolumes(ctx, pod); err != nil {
-		// upstream's volume manager says the same in a FailedMount Event on the pod
-		k.recorder.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "%v", err)
+	if report, err := k.runtimeHelper.setUpVolumes(ctx, pod); err != nil {
+		for _, e := range report { // upstream's volume manager says the same, an Event per volume
+			k.recorder.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "%v", e)
+		}
 		return false, err
 	}
 	result := k.containerRuntime.SyncPod(ctx, pod, rs)

@@ -76,7 +76,7 @@ func TestRunStepsStartsInOrderStopsInReverse(t *testing.T) {
 		t.Errorf("order = %q, want %q", got, want)
 	}
 	var kinds []string
-	for _, e := range j.Since(0, journal.Filter{Source: journal.SourceStart}) {
+	for _, e := range j.Read(0, journal.Filter{Source: journal.SourceStart}).Events {
 		kinds = append(kinds, e.Kind+":"+e.Fields["step"])
 	}
 	if got, want := strings.Join(kinds, " "), "start:a start:b start:c stop:c stop:b stop:a"; got != want {

@@ -291,7 +291,7 @@ func TestJournalRecordsCRICalls(t *testing.T) {
 	}
 
 	var got []string
-	for _, e := range j.Since(0, journal.Filter{}) {
+	for _, e := range j.Read(0, journal.Filter{}).Events {
 		if e.Source != journal.SourceCRI || e.Pod != "default/web" || e.UID != "uid-1" || e.Fields["id"] == "" || e.Fields["duration"] == "" {
 			t.Errorf("event %+v: want source cri, pod default/web, UID uid-1, an id and a duration", e)
 		}

@@ -242,7 +242,7 @@ func TestSyncOnceRecordsRenewalsInTheJournal(t *testing.T) {
 	if err := c.syncOnce(ctx); err == nil {
 		t.Fatal("a failed update was not reported")
 	}
-	events := j.Since(0, journal.Filter{})
+	events := j.Read(0, journal.Filter{}).Events
 	if len(events) != 2 {
 		t.Fatalf("journal %+v, want two renewals", events)
 	}

@@ -25,7 +25,7 @@ func journaled(ctx context.Context, t *testing.T, j *journal.Journal, kind strin
 	t.Helper()
 	var found journal.Event
 	err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
-		for _, e := range j.Since(0, journal.Filter{Source: journal.SourcePLEG}) {
+		for _, e := range j.Read(0, journal.Filter{Source: journal.SourcePLEG}).Events {
 			if e.Kind != kind {
 				continue
 			}
@@ -133,7 +133,7 @@ func TestEventedAgainstTheFakeCRIRuntime(t *testing.T) {
 		if !ok || restarted == app {
 			return false
 		}
-		for _, e := range j.Since(0, journal.Filter{Source: journal.SourcePLEG}) {
+		for _, e := range j.Read(0, journal.Filter{Source: journal.SourcePLEG}).Events {
 			if e.Kind == "ContainerStarted" && e.Fields["id"] == restarted && e.Fields["via"] == "relist" {
 				return true
 			}

@@ -159,7 +159,7 @@ func TestProcessEvent(t *testing.T) {
 			if got := len(g.soon) == 1; got != tc.wantRelist {
 				t.Errorf("relist requested = %v, want %v", got, tc.wantRelist)
 			}
-			for _, ev := range j.Since(0, journal.Filter{}) {
+			for _, ev := range j.Read(0, journal.Filter{}).Events {
 				if ev.Fields["via"] != "event" || ev.Pod != "default/pod-p" {
 					t.Errorf("journal %+v: want via=event for pod default/pod-p", ev)
 				}
@@ -207,7 +207,7 @@ func stepUntil(ctx context.Context, t *testing.T, clk *testingclock.FakeClock, w
 // kinds returns the kinds of the journal's PLEG events that are not about a pod.
 func kinds(j *journal.Journal) []string {
 	var got []string
-	for _, e := range j.Since(0, journal.Filter{Source: journal.SourcePLEG}) {
+	for _, e := range j.Read(0, journal.Filter{Source: journal.SourcePLEG}).Events {
 		if e.Pod == "" {
 			got = append(got, e.Kind)
 		}
@@ -335,7 +335,7 @@ func TestEventedStreamLifecycle(t *testing.T) {
 	}
 	journalSays("stream up", "stream down") // the second failure is not news
 	var down journal.Event
-	for _, ev := range j.Since(0, journal.Filter{Source: journal.SourcePLEG}) {
+	for _, ev := range j.Read(0, journal.Filter{Source: journal.SourcePLEG}).Events {
 		if ev.Kind == "stream down" {
 			down = ev
 		}

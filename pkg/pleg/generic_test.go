@@ -545,7 +545,7 @@ func TestRelistRecordsEventsInTheJournal(t *testing.T) {
 	g.Relist(ctx)
 
 	var got []string
-	for _, e := range j.Since(0, journal.Filter{}) {
+	for _, e := range j.Read(0, journal.Filter{}).Events {
 		if e.Source != journal.SourcePLEG || e.Pod != "default/pod-a" || e.UID != "a" {
 			t.Errorf("event %+v: want source pleg, pod default/pod-a, UID a", e)
 		}

@@ -378,7 +378,7 @@ func TestFailureEventAndJournal(t *testing.T) {
 			}
 
 			// The journal: the initial Failure, then nothing (Failure again is no change).
-			got := e.journal.Since(0, journalFilter())
+			got := e.journal.Read(0, journalFilter()).Events
 			if len(got) != 1 || got[0].Kind != "readiness" || got[0].Pod != "ns/p" ||
 				got[0].Fields["result"] != "Failure" || got[0].Fields["container"] != "c" {
 				t.Errorf("journal = %+v", got)
@@ -394,7 +394,7 @@ func TestJournalRecordsOutput(t *testing.T) {
 	e.status.set(testUID, runningStatus(e.clock.Now(), true))
 	e.exec.setReply(execReply{stdout: []byte("ok")})
 	w.doProbe(e.ctx)
-	got := e.journal.Since(0, journalFilter())
+	got := e.journal.Read(0, journalFilter()).Events
 	if len(got) != 2 || got[1].Fields["result"] != "Success" || got[1].Fields["output"] != "ok" {
 		t.Errorf("journal = %+v, want the initial Failure then Success with output ok", got)
 	}

@@ -68,7 +68,7 @@ func TestJournalRecordsRequestsAndCacheHits(t *testing.T) {
 				}
 			}
 			var got []string
-			for _, e := range j.Since(0, journal.Filter{}) {
+			for _, e := range j.Read(0, journal.Filter{}).Events {
 				if e.Source != journal.SourceSecrets || e.Fields["kind"] != "secret" || e.Fields["object"] != ns+"/db" {
 					t.Errorf("event %+v: want source secrets, kind secret, object %s/db", e, ns)
 				}

@@ -33,6 +33,9 @@
 //	syncPod: target (the pod, or its mirror pod for a static pod — kubecontainer.IsStaticPod:
 //	         config.source set and not "api"; no mirror yet → next resync)
 //	   → GET pod ── NotFound, or UID differs (deleted and recreated) → drop the entry
+//	             ── Forbidden (the node authorizer's graph lags the kubelet's watch):
+//	                judgeForbidden: pod gone from the kubelet → drop; known → retry on the next
+//	                resync, quietly, for authorizerLag (15 s); after that an error        ← pure
 //	   → mergeStatus(API status, cached): the API's conditions of types the kubelet does not
 //	     own (PodConditionByKubelet), then the cached ones of the types it owns        ← pure
 //	   → statusChanged? → PATCH pods/<name>/status (strategic merge patch, UID precondition)

@@ -214,26 +214,100 @@ func TestSyncPodDropsGoneOrRecreatedPods(t *testing.T) {
 	}
 }
 
-// Upstream syncPod/canBeDeleted: once a pod being deleted has no running container, the kubelet
-// deletes it with grace period 0 and a UID precondition; that is what lets `kubectl delete pod`
-// return. While a container runs, the pod stays.
-// A 403 for a pod the kubelet still has is not "gone": it is an error (wrong RBAC, say), and the
-// status is kept for the next try.
-func TestSyncPodKeepsStatusOnForbiddenForKnownPod(t *testing.T) {
-	pod := testPod("uid-1")
-	m, client, ctx := newTestManager(t, Config{Pods: apiPods{pod.UID: pod}})
-	client.PrependReactor("get", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "p", errors.New("RBAC: access denied"))
-	})
-	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning})
-	if err := m.syncPod(ctx, pod.UID); err == nil || !apierrors.IsForbidden(errors.Unwrap(err)) && !strings.Contains(err.Error(), "forbidden") {
-		t.Fatalf("syncPod = %v, want the 403 returned", err)
-	}
-	if m.Len() != 1 {
-		t.Errorf("%d statuses cached, want the entry kept", m.Len())
+// A 403 for a pod the kubelet still has is the node authorizer not linking it to the node yet
+// (a pod bound by spec.nodeName reaches the kubelet's watch before the authorizer's graph): the
+// status is kept and written once the API server caught up, with no error. A 403 that lasts
+// authorizerLag is an error (wrong RBAC, say), and the status is still kept for the next try.
+func TestSyncPodWaitsForTheAuthorizerOfAKnownPod(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		forbidden time.Duration // how long the API server answers 403
+		wantErr   bool
+	}{
+		{"the authorizer catches up", 5 * time.Second, false},
+		{"forbidden for good", time.Hour, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(t0)
+			pod := testPod("uid-1")
+			m, client, ctx := newTestManager(t, Config{Clock: clk, Pods: apiPods{pod.UID: pod}}, testPod("uid-1"))
+			client.PrependReactor("get", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+				if clk.Since(t0) < tc.forbidden {
+					return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "web", errors.New("no relationship found between node 'n1' and this object"))
+				}
+				return false, nil, nil
+			})
+			m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning})
+			if err := m.syncPod(ctx, pod.UID); err != nil {
+				t.Fatalf("first sync = %v, want no error while the API server may lag", err)
+			}
+			if m.Len() != 1 || !m.pending(pod.UID) {
+				t.Fatalf("%d statuses cached, pending %v: want the entry kept for the next resync", m.Len(), m.pending(pod.UID))
+			}
+			var err error
+			for clk.Since(t0) <= authorizerLag && err == nil && m.pending(pod.UID) {
+				clk.Step(DefaultSyncPeriod / 2)
+				err = m.syncPod(ctx, pod.UID)
+			}
+			if (err != nil) != tc.wantErr || err != nil && !strings.Contains(err.Error(), "no relationship found") {
+				t.Fatalf("after %s: syncPod = %v, want an error: %v", clk.Since(t0), err, tc.wantErr)
+			}
+			if tc.wantErr {
+				if m.Len() != 1 {
+					t.Errorf("%d statuses cached, want the entry kept", m.Len())
+				}
+				return
+			}
+			if api := getAPIPod(t, ctx, client, "web"); api.Status.Phase != corev1.PodRunning {
+				t.Errorf("API phase = %s, want Running written once the authorizer caught up", api.Status.Phase)
+			}
+		})
 	}
 }
 
+// A pod deleted between the GET and the PATCH has left the authorizer's graph, so the PATCH is
+// forbidden; once the kubelet's watch no longer has the pod, its status is dropped, no error.
+func TestSyncPodDropsAPodDeletedBeforeItsPatch(t *testing.T) {
+	pod := testPod("uid-1")
+	m, client, ctx := newTestManager(t, Config{Pods: apiPods{}}, testPod("uid-1"))
+	client.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "web", errors.New("no relationship found between node 'n1' and this object"))
+	})
+	m.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning})
+	if err := m.syncPod(ctx, pod.UID); err != nil {
+		t.Fatalf("syncPod = %v, want no error for a pod that is gone", err)
+	}
+	if got := actionVerbs(client.Actions()); !reflect.DeepEqual(got, []string{"get pods", "patch pods/status"}) {
+		t.Errorf("actions = %v, want the get and the refused patch", got)
+	}
+	if m.Len() != 0 {
+		t.Errorf("%d statuses cached, want the entry dropped", m.Len())
+	}
+}
+
+// What a 403 for a pod's status means: gone if the kubelet no longer has the pod, the
+// authorizer's lag for authorizerLag, then an error.
+func TestJudgeForbidden(t *testing.T) {
+	for _, tc := range []struct {
+		known bool
+		after time.Duration
+		want  forbiddenVerdict
+	}{
+		{false, 0, podGone},
+		{false, time.Hour, podGone},
+		{true, 0, notLinkedYet},
+		{true, authorizerLag - time.Millisecond, notLinkedYet},
+		{true, authorizerLag, stillForbidden},
+	} {
+		if got := judgeForbidden(tc.known, t0, t0.Add(tc.after)); got != tc.want {
+			t.Errorf("judgeForbidden(known %v, after %s) = %d, want %d", tc.known, tc.after, got, tc.want)
+		}
+	}
+}
+
+// Upstream syncPod/canBeDeleted: once a pod being deleted has no running container, the kubelet
+// deletes it with grace period 0 and a UID precondition; that is what lets `kubectl delete pod`
+// return. While a container runs, the pod stays.
 func TestSyncPodFinishesDeletion(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -632,7 +706,7 @@ func TestJournalRecordsVersionsPatchesAndDelete(t *testing.T) {
 	}
 
 	var got []string
-	for _, e := range j.Since(0, journal.Filter{}) {
+	for _, e := range j.Read(0, journal.Filter{}).Events {
 		if e.Source != journal.SourceStatus || e.Pod != "default/web" || e.UID != "uid-1" {
 			t.Errorf("event %+v: want source status, pod default/web, UID uid-1", e)
 		}

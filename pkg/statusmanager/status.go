@@ -194,6 +194,44 @@ type entry struct {
 	// deleting is set once the pod was seen with a deletionTimestamp: the resync keeps checking
 	// whether it can be deleted.
 	deleting bool
+	// forbiddenSince is when the API server started to answer 403 for the pod (zero: it did not
+	// in the last sync); see judgeForbidden.
+	forbiddenSince time.Time
+}
+
+// authorizerLag is how long the API server may refuse a pod the kubelet knows before that is an
+// error. The node authorizer lets a node read and write only the pods bound to it, as its graph
+// of API objects shows, and the graph follows the API a moment after the kubelet's watch can:
+// a pod bound by spec.nodeName may reach the kubelet before the graph links it to the node, and
+// a deleted pod leaves the graph before the kubelet's watch says it is gone. Both last well under
+// a second on an idle control plane; 15 s covers a loaded one (two resyncs).
+const authorizerLag = 15 * time.Second
+
+// forbiddenVerdict is what a 403 for a pod's GET or PATCH means (judgeForbidden).
+type forbiddenVerdict int
+
+const (
+	// podGone: the kubelet no longer knows the pod (its deletion reached the watch): drop its status.
+	podGone forbiddenVerdict = iota
+	// notLinkedYet: the API server has not caught up with the pod's binding or deletion yet: try
+	// again on the next resync, no error.
+	notLinkedYet
+	// stillForbidden: refused for authorizerLag: a real error (RBAC, the node authorizer off).
+	stillForbidden
+)
+
+// judgeForbidden decides what a 403 for a pod means: known says whether the kubelet still has the
+// pod, since is when the 403s began. Upstream's syncPod logs every failed GET as an error ("Failed
+// to get status for pod") and leaves a deleted pod's status to RemoveOrphanedStatuses; ours is
+// quiet about the authorizer's lag, which is no failure, and reports a 403 that lasts.
+func judgeForbidden(known bool, since, now time.Time) forbiddenVerdict {
+	switch {
+	case !known:
+		return podGone
+	case now.Sub(since) < authorizerLag:
+		return notLinkedYet
+	}
+	return stillForbidden
 }
 
 // needsSync decides whether a cached entry has anything to send to the API object targetUID: a

@@ -150,12 +150,12 @@ func (m *Manager) syncPod(ctx context.Context, uid types.UID) error {
 
 	apiPod, err := pods.Get(ctx, target.Name, metav1.GetOptions{})
 	switch {
-	case apierrors.IsNotFound(err), apierrors.IsForbidden(err) && m.forgotten(e.pod):
-		// The Node authorizer answers 403, not 404, for a pod that is no longer bound to this node
-		// (a deleted pod has left its graph). Any other 403 (wrong RBAC) is an error a user must see.
-		logger.V(2).Info("Pod no longer exists on the API server for this node; dropping its status", "pod", klog.KObj(e.pod), "podUID", uid, "reason", apierrors.ReasonForError(err))
+	case apierrors.IsNotFound(err):
+		logger.V(2).Info("Pod no longer exists on the API server; dropping its status", "pod", klog.KObj(e.pod), "podUID", uid)
 		m.drop(uid)
 		return nil
+	case apierrors.IsForbidden(err):
+		return m.forbidden(ctx, uid, e, fmt.Errorf("get pod %s/%s: %w", target.Namespace, target.Name, err))
 	case err != nil:
 		return fmt.Errorf("get pod %s/%s: %w", target.Namespace, target.Name, err)
 	case apiPod.UID != target.UID && target.Mirror:
@@ -175,6 +175,9 @@ func (m *Manager) syncPod(ctx context.Context, uid types.UID) error {
 		}
 		_, err = pods.Patch(ctx, apiPod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 		m.cfg.Journal.Record("PATCH", journal.Pod(e.pod), journal.WithError(map[string]string{"version": strconv.FormatUint(e.version, 10), "phase": string(merged.Phase), "code": responseCode(err)}, err))
+		if apierrors.IsForbidden(err) { // the pod deleted since the GET: it left the authorizer's graph
+			return m.forbidden(ctx, uid, e, fmt.Errorf("patch status of pod %s/%s: %w", apiPod.Namespace, apiPod.Name, err))
+		}
 		if err != nil {
 			return fmt.Errorf("patch status of pod %s/%s: %w", apiPod.Namespace, apiPod.Name, err)
 		}
@@ -202,6 +205,34 @@ func (m *Manager) syncPod(ctx context.Context, uid types.UID) error {
 	m.cfg.Journal.Record("delete", journal.Pod(e.pod), map[string]string{"code": responseCode(err)})
 	m.drop(uid)
 	return nil
+}
+
+// forbidden handles a 403 for the pod of entry e, as judgeForbidden decides: drop the status of
+// a pod the kubelet no longer knows, wait quietly for the API server to catch up with a pod it
+// knows, or return err once the 403s have lasted authorizerLag.
+func (m *Manager) forbidden(ctx context.Context, uid types.UID, e entry, err error) error {
+	logger := klog.FromContext(ctx)
+	now := m.cfg.Clock.Now()
+	since := e.forbiddenSince
+	if since.IsZero() {
+		since = now
+		m.mu.Lock()
+		if cur, ok := m.statuses[uid]; ok {
+			cur.forbiddenSince = now
+			m.statuses[uid] = cur
+		}
+		m.mu.Unlock()
+	}
+	switch judgeForbidden(!m.forgotten(e.pod), since, now) {
+	case podGone:
+		logger.V(2).Info("Pod no longer exists on the API server for this node; dropping its status", "pod", klog.KObj(e.pod), "podUID", uid)
+		m.drop(uid)
+		return nil
+	case notLinkedYet:
+		logger.V(2).Info("API server does not link the pod to this node yet; syncing its status on the next resync", "pod", klog.KObj(e.pod), "podUID", uid, "err", err)
+		return nil
+	}
+	return err
 }
 
 // responseCode is the HTTP status code of an API request's answer, for the journal: "200" for
@@ -232,6 +263,7 @@ func (m *Manager) recordWritten(uid types.UID, apiPod *corev1.Pod, version uint6
 	e.written = max(e.written, version)
 	e.writtenTo = apiPod.UID
 	e.deleting = e.deleting || apiPod.DeletionTimestamp != nil
+	e.forbiddenSince = time.Time{}
 	m.statuses[uid] = e
 }
 
