@@ -47,12 +47,12 @@ const testNodeName = "node-1"
 //	housekeep(t)            one turn of the syncLoop on housekeepingCh (HandlePodCleanups)
 //
 // and what it observes: apiPod (the pod as the fake API server has it, written by the status
-// manager), runtimePod and runtimeContainers (the fake runtime), k.podWorkers.State, events.
+// manager), runtimePod (the fake runtime), k.podWorkers.State (the worker), events and hasEvent.
 type testKubelet struct {
 	k      *Kubelet
 	client *clientsetfake.Clientset
 	clock  *testingclock.FakeClock
-	rt     *fakeruntime.Runtime
+	rt     *fakeruntime.Runtime // the runtime itself: tk.rt.Inject breaks it as `minikubelet fake-runtime` does
 	ctx    context.Context
 	root   string
 	// syncCh and housekeepingCh are the syncLoop's tickers, ticked by the test.
