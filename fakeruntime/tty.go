@@ -93,20 +93,6 @@ func (l *lineDiscipline) key(b byte) (echo string, in input) {
 	return string([]byte{b}), input{}
 }
 
-// typeKeys runs keys through a fresh line discipline: what the screen shows and what the program
-// reads. Tests use it as a table of keystrokes.
-func typeKeys(keys string) (screen string, read []input) {
-	var l lineDiscipline
-	for i := 0; i < len(keys); i++ {
-		echo, in := l.key(keys[i])
-		screen += echo
-		if in.kind != inputNone {
-			read = append(read, in)
-		}
-	}
-	return screen, read
-}
-
 // terminal is the tty of an exec session or of a container started with stdin and tty (or, plain,
 // the stdin of `kubectl exec -i pod -- sh`, which reads commands from it). Keys
 // arrive through feed (a session's stdin), are echoed at once to out and queued as inputs until

@@ -373,3 +373,17 @@ func TestShellContainerStopped(t *testing.T) {
 		t.Errorf("exit code %d, want %d", st.GetExitCode(), exitCodeSIGKILL)
 	}
 }
+
+// typeKeys runs keys through a fresh line discipline: what the screen shows and what the program
+// reads. Tests use it as a table of keystrokes.
+func typeKeys(keys string) (screen string, read []input) {
+	var l lineDiscipline
+	for i := 0; i < len(keys); i++ {
+		echo, in := l.key(keys[i])
+		screen += echo
+		if in.kind != inputNone {
+			read = append(read, in)
+		}
+	}
+	return screen, read
+}
