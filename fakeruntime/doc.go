@@ -1,4 +1,4 @@
-// Package fake is minikubelet's container runtime: an in-memory CRI v1 RuntimeService and
+// Package fakeruntime is minikubelet's container runtime: an in-memory CRI v1 RuntimeService and
 // ImageService served over gRPC on a unix socket, with a streaming HTTP server on loopback for
 // exec, attach and port-forward. The kubelet, crictl and critest talk to it exactly as they talk
 // to containerd; nothing is ever executed on the host. Containers have a small filesystem and
