@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -18,7 +19,8 @@ type view struct {
 	env      []*runtimeapi.KeyValue
 	hostname string
 	fs       *rootfs
-	serveIP  netip.Addr // the pod IP (127.0.0.1 with the host's network); invalid: no sandbox
+	serveIP  netip.Addr       // the pod IP (127.0.0.1 with the host's network); invalid: no sandbox
+	now      func() time.Time // the runtime's clock, for date
 }
 
 // runBuiltin runs one of the grammar's built-in commands (isBuiltin) against a container's view
@@ -50,6 +52,18 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 		}
 	case "hostname":
 		out.WriteString(v.hostname + "\n")
+	case "date":
+		text, err := date(v.now, args)
+		if err != nil {
+			return "", err.Error() + "\n", 1
+		}
+		out.WriteString(text + "\n")
+	case "seq":
+		text, err := seq(args)
+		if err != nil {
+			return "", err.Error() + "\n", 1
+		}
+		out.WriteString(text)
 	case "cat":
 		for _, p := range operands(args) {
 			data, err := v.fs.readFile(p)
@@ -222,4 +236,83 @@ func testExpr(fs *rootfs, args []string) (bool, error) {
 		return false, fmt.Errorf("%s: unknown operand", op)
 	}
 	return false, fmt.Errorf("%s: unknown operand", args[0])
+}
+
+// date prints the clock's time in UTC, in busybox's default format ("Fri Nov 27 05:50:00 UTC
+// 2026") or in +FORMAT with the usual strftime conversions (%Y %m %d %H %M %S %s %a %b %e %Z %T
+// %F %D %j %%). -u and -R are accepted.
+func date(now func() time.Time, args []string) (string, error) {
+	t := time.Unix(0, 0).UTC()
+	if now != nil {
+		t = now().UTC()
+	}
+	format := "+%a %b %e %H:%M:%S %Z %Y"
+	for _, a := range args {
+		switch {
+		case a == "-u" || a == "--utc":
+		case a == "-R":
+			format = "+%a, %d %b %Y %H:%M:%S +0000"
+		case strings.HasPrefix(a, "+"):
+			format = a
+		default:
+			return "", fmt.Errorf("date: the fake runtime's date knows only -u, -R and +FORMAT, not %q", a)
+		}
+	}
+	layouts := map[byte]string{'Y': "2006", 'm': "01", 'd': "02", 'H': "15", 'M': "04", 'S': "05", 'a': "Mon",
+		'b': "Jan", 'e': "_2", 'Z': "MST", 'T': "15:04:05", 'F': "2006-01-02", 'D': "01/02/06", 'y': "06"}
+	var b strings.Builder
+	for i := 1; i < len(format); i++ {
+		c := format[i]
+		if c != '%' || i+1 == len(format) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch spec := format[i]; {
+		case layouts[spec] != "":
+			b.WriteString(t.Format(layouts[spec]))
+		case spec == 's':
+			b.WriteString(strconv.FormatInt(t.Unix(), 10))
+		case spec == 'j':
+			fmt.Fprintf(&b, "%03d", t.YearDay())
+		case spec == 'n':
+			b.WriteByte('\n')
+		default:
+			b.WriteByte('%')
+			b.WriteByte(spec)
+		}
+	}
+	return b.String(), nil
+}
+
+// seq prints the integers from FIRST (default 1) to LAST, one a line: seq LAST | seq FIRST LAST
+// | seq FIRST STEP LAST. At most 100000 lines.
+func seq(args []string) (string, error) {
+	nums := make([]int64, len(args))
+	for i, a := range args {
+		n, err := strconv.ParseInt(a, 10, 64)
+		if err != nil {
+			return "", fmt.Errorf("seq: invalid number '%s'", a)
+		}
+		nums[i] = n
+	}
+	first, step, last := int64(1), int64(1), int64(0)
+	switch len(nums) {
+	case 1:
+		last = nums[0]
+	case 2:
+		first, last = nums[0], nums[1]
+	case 3:
+		first, step, last = nums[0], nums[1], nums[2]
+	default:
+		return "", errors.New("seq: usage: seq [FIRST [STEP]] LAST")
+	}
+	if step == 0 || (last-first)/step > 100000 {
+		return "", errors.New("seq: the fake runtime's seq prints at most 100000 numbers, with a STEP other than 0")
+	}
+	var b strings.Builder
+	for n := first; (step > 0 && n <= last) || (step < 0 && n >= last); n += step {
+		fmt.Fprintf(&b, "%d\n", n)
+	}
+	return b.String(), nil
 }

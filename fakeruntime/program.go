@@ -25,6 +25,10 @@ const (
 	stepServe                   // serve (serve.go): answer on the pod IP until the container stops
 	stepAlloc                   // alloc: the container's working set grows by n bytes (usage.go)
 	stepBurn                    // burn: the container uses n more nanocores of CPU (usage.go)
+	stepJump                    // go to step target (if cond holds): loops and if (compile.go)
+	stepFor                     // for name in argv: the next word into name, or to target when done
+	stepAssign                  // NAME=VALUE… (argv): set the shell's variables
+	stepExpand                  // a command whose words (argv) are expanded, then parsed, when it runs
 )
 
 // step is one parsed command.
@@ -41,6 +45,10 @@ type step struct {
 	argv       []string   // stepBuiltin, stepNoop: the command and its arguments
 	serve      *serveSpec // stepServe
 	n          uint64     // stepAlloc: bytes; stepBurn: nanocores
+	hold       bool       // stepAlloc, stepBurn: then block until stopped (stress)
+	target     int        // stepJump, stepFor: the step to go to
+	name       string     // stepFor: the variable
+	mode       unknownMode
 }
 
 func (s step) String() string {
@@ -63,6 +71,15 @@ func (s step) String() string {
 		b.WriteString("sleep " + s.d.String())
 	case stepForever:
 		b.WriteString("forever")
+		if s.text != "" {
+			fmt.Fprintf(&b, " %q", s.text)
+		}
+	case stepJump:
+		fmt.Fprintf(&b, "jump %d", s.target)
+	case stepFor:
+		fmt.Fprintf(&b, "for %s in %s (else jump %d)", s.name, showWords(s.argv), s.target)
+	case stepAssign, stepExpand:
+		b.WriteString(showWords(s.argv))
 	case stepExit:
 		if s.lastStatus {
 			b.WriteString("exit $?")
@@ -131,13 +148,7 @@ func parseScriptSteps(script string, mode unknownMode) ([]step, error) {
 	if err != nil {
 		return nil, err
 	}
-	steps := make([]step, 0, len(cmds))
-	for _, c := range cmds {
-		st := parseCommand(c.words, mode)
-		st.cond, st.bg, st.redirs = c.cond, st.bg || c.bg, c.redirs
-		steps = append(steps, st)
-	}
-	return steps, nil
+	return compile(cmds, mode)
 }
 
 // isInteractiveShell says whether argv starts a shell that reads its commands from stdin: a
@@ -157,7 +168,7 @@ func isInteractiveShell(argv []string) bool {
 // isBuiltin says whether builtins.go runs the command name.
 func isBuiltin(name string) bool {
 	switch name {
-	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "test", "[":
+	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "test", "[", "date", "seq":
 		return true
 	}
 	return false
