@@ -227,7 +227,7 @@ func parseCommand(words []string, mode unknownMode) step {
 	case unknownNotFound:
 		return step{kind: stepFail, code: 127, text: fmt.Sprintf("sh: %s: not found", words[0])}
 	}
-	return step{kind: stepForever}
+	return step{kind: stepForever, text: notModelled(fmt.Sprintf("%q", words[0]))}
 }
 
 // parseSleep parses coreutils sleep's argument: a non-negative number with an optional unit
