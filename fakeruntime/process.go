@@ -116,6 +116,11 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 			}
 			// In the background they do nothing anyone waits for, and $? is 0.
 		case stepServe, stepAlloc, stepBurn:
+			if st.text != "" { // stress says what it starts
+				if err := o.write(runtimeapi.Stdout, st.text+"\n"); err != nil {
+					return step{}, nil, err
+				}
+			}
 			return st, o, nil
 		}
 		for _, w := range outputs {

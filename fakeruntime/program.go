@@ -46,6 +46,7 @@ type step struct {
 	serve      *serveSpec // stepServe
 	n          uint64     // stepAlloc: bytes; stepBurn: nanocores
 	hold       bool       // stepAlloc, stepBurn: then block until stopped (stress)
+	burnAlso   uint64     // stepAlloc: nanocores burnt too (stress --vm and --cpu)
 	target     int        // stepJump, stepFor: the step to go to
 	name       string     // stepFor: the variable
 	mode       unknownMode
@@ -214,6 +215,12 @@ func parseCommand(words []string, mode unknownMode) step {
 		return step{kind: stepSleep, d: d}
 	case name == "alloc" || name == "burn":
 		return parseUsage(name, args)
+	case name == "stress":
+		return parseStress(args)
+	case name == "perl":
+		if st, ok := parsePerl(words); ok {
+			return st
+		}
 	case name == "serve" || name == "httpd":
 		spec, bg, msg := parseServe(name, args)
 		if spec == nil {

@@ -105,6 +105,8 @@ func (r *Runtime) useLocked(c *container, st step) bool {
 		c.markCPU(now)
 		c.use.burning += st.n
 	case stepAlloc:
+		c.markCPU(now)
+		c.use.burning += st.burnAlso
 		c.use.allocated += st.n
 		if limit := c.memoryLimit(); limit > 0 && c.workingSet() > limit {
 			r.logger.V(2).Info("Container over its memory limit, OOM-killed", "containerID", c.id, "workingSetBytes", c.workingSet(), "limitBytes", limit)
