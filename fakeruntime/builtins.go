@@ -21,6 +21,9 @@ type view struct {
 	fs       *rootfs
 	serveIP  netip.Addr       // the pod IP (127.0.0.1 with the host's network); invalid: no sandbox
 	now      func() time.Time // the runtime's clock, for date
+	// reachable says whether a container of this runtime serves on an address: wget and curl
+	// connect to nothing else (fetch.go). Nil: nothing is.
+	reachable func(netip.AddrPort) bool
 }
 
 // runBuiltin runs one of the grammar's built-in commands (isBuiltin) against a container's view
@@ -58,6 +61,8 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 			return "", err.Error() + "\n", 1
 		}
 		out.WriteString(text + "\n")
+	case "wget", "curl":
+		return fetch(v, name, args)
 	case "seq":
 		text, err := seq(args)
 		if err != nil {

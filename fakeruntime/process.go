@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"strings"
 	"syscall"
 	"time"
@@ -327,16 +328,26 @@ func (r *Runtime) serveLocked(c *container, spec *serveSpec, out sink) bool {
 		c.proc.status = 1
 		return false
 	}
-	r.listeners[srv.addr] = srv
+	r.addListenerLocked(srv)
 	c.servers = append(c.servers, srv)
 	r.logger.V(2).Info("Container serving", "containerID", c.id, "address", srv.addr, "serve", spec.String())
 	return true
 }
 
+func (r *Runtime) addListenerLocked(srv *server) {
+	r.listeners[srv.addr] = srv
+	r.reachable.Store(srv.addr, true)
+}
+
+func (r *Runtime) removeListenerLocked(srv *server) {
+	delete(r.listeners, srv.addr)
+	r.reachable.Delete(srv.addr)
+}
+
 // stopServersLocked stops the servers of c's main program.
 func (r *Runtime) stopServersLocked(c *container) {
 	for _, srv := range c.servers {
-		delete(r.listeners, srv.addr)
+		r.removeListenerLocked(srv)
 		srv.stop()
 	}
 	c.servers = nil
@@ -356,7 +367,10 @@ func (r *Runtime) resume(id string) {
 
 // viewLocked is what the container's commands see.
 func (r *Runtime) viewLocked(c *container) view {
-	v := view{env: c.config.GetEnvs(), fs: c.fs, now: r.clock.Now}
+	v := view{env: c.config.GetEnvs(), fs: c.fs, now: r.clock.Now, reachable: func(a netip.AddrPort) bool {
+		_, ok := r.reachable.Load(a)
+		return ok
+	}}
 	if s := r.sandboxes[c.sandboxID]; s != nil {
 		v.hostname = s.config.GetHostname()
 		v.serveIP = s.serveIP()
@@ -425,7 +439,7 @@ func (r *Runtime) execute(ctx context.Context, p *process, v view, out sink, in 
 	defer func() {
 		r.mu.Lock()
 		for _, srv := range servers {
-			delete(r.listeners, srv.addr)
+			r.removeListenerLocked(srv)
 		}
 		r.mu.Unlock()
 		for _, srv := range servers {
@@ -456,7 +470,7 @@ func (r *Runtime) execute(ctx context.Context, p *process, v view, out sink, in 
 			}
 			servers = append(servers, srv)
 			r.mu.Lock()
-			r.listeners[srv.addr] = srv
+			r.addListenerLocked(srv)
 			r.mu.Unlock()
 			if stop.bg {
 				continue
