@@ -40,19 +40,7 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 	case "false":
 		status = 1
 	case "env", "printenv":
-		found := false
-		for _, kv := range v.env {
-			switch {
-			case len(args) == 0:
-				fmt.Fprintf(&out, "%s=%s\n", kv.GetKey(), kv.GetValue())
-			case args[0] == kv.GetKey():
-				fmt.Fprintf(&out, "%s\n", kv.GetValue())
-				found = true
-			}
-		}
-		if len(args) > 0 && !found {
-			status = 1
-		}
+		status = printenv(v.env, args, &out)
 	case "hostname":
 		out.WriteString(v.hostname + "\n")
 	case "date":
@@ -99,10 +87,10 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 				fail("mkdir: can't create directory '%s': %s", p, errText(err))
 			}
 		}
-	case "test", "[":
-		if name == "[" {
-			if len(args) == 0 || args[len(args)-1] != "]" {
-				return "", "sh: [: missing ]\n", 2
+	case "test", "[", "[[":
+		if closer := map[string]string{"[": "]", "[[": "]]"}[name]; closer != "" {
+			if len(args) == 0 || args[len(args)-1] != closer {
+				return "", fmt.Sprintf("sh: %s: missing %s\n", name, closer), 2
 			}
 			args = args[:len(args)-1]
 		}
@@ -117,6 +105,32 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 		return "", fmt.Sprintf("sh: %s: not found\n", name), 127
 	}
 	return out.String(), errs.String(), status
+}
+
+// printenv writes the container's environment (NAME=VALUE lines), or the values of the names
+// asked for, one a line; its status is 1 if one of them is not set.
+func printenv(env []*runtimeapi.KeyValue, names []string, out *strings.Builder) int32 {
+	if len(names) == 0 {
+		for _, kv := range env {
+			fmt.Fprintf(out, "%s=%s\n", kv.GetKey(), kv.GetValue())
+		}
+		return 0
+	}
+	var status int32
+	for _, name := range names {
+		found := false
+		for _, kv := range env {
+			if kv.GetKey() == name {
+				fmt.Fprintf(out, "%s\n", kv.GetValue())
+				found = true
+				break
+			}
+		}
+		if !found {
+			status = 1
+		}
+	}
+	return status
 }
 
 // operands are a command's arguments without its options ("-p", "-rf"); "--" ends the options.

@@ -147,7 +147,11 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 		createdAt: r.clock.Now(),
 		fs:        newRootfs(cfg.GetMounts(), cfg.GetWorkingDir()),
 	}
-	if argv := slices.Concat(cfg.GetCommand(), cfg.GetArgs()); len(argv) > 0 || c.interactive() {
+	argv := slices.Concat(cfg.GetCommand(), cfg.GetArgs())
+	if len(cfg.GetCommand()) == 0 && len(argv) > 0 {
+		argv = withEntrypoint(img.spec.GetImage(), argv)
+	}
+	if len(argv) > 0 || c.interactive() {
 		c.proc.program = parseProgram(argv, unknownRunsForever)
 	} else {
 		var files map[string]string

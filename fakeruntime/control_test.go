@@ -109,3 +109,18 @@ func TestControlFlowSyntaxErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsShellIdioms: echo's options, printenv with several names and [[ … ]], as the docs'
+// downward-API pods use them.
+func TestDocsShellIdioms(t *testing.T) {
+	tests := []struct{ script, want string }{
+		{`echo -en '\n'; printenv GREETING; echo -e 'a\tb\c'; echo -E 'x\n'`, "\nhi there\na\tbx\\n\n"},
+		{`printenv GREETING NOPE; echo $?`, "hi there\n1\n"},
+		{`if [[ -e /etc ]]; then echo yes; fi; [[ x = y ]] || echo no`, "yes\nno\n"},
+	}
+	for _, tc := range tests {
+		if out, _, _ := runSh(t, tc.script, 10); out != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.script, out, tc.want)
+		}
+	}
+}

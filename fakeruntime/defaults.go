@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,8 +18,9 @@ import (
 
 // imageProgram is the default program of an image the fake models.
 type imageProgram struct {
-	argv  []string          // read with the program grammar
-	files map[string]string // written into the layer at CreateContainer, unless a mount covers them
+	argv       []string          // read with the program grammar
+	entrypoint []string          // put before a container's args when it has no command
+	files      map[string]string // written into the layer at CreateContainer, unless a mount covers them
 }
 
 const (
@@ -46,6 +48,17 @@ var imagePrograms = map[string]imageProgram{
 		files: map[string]string{"/usr/local/apache2/htdocs/index.html": httpdPage}},
 	"redis": {argv: []string{"serve", "redis", "6379"}},
 	"pause": {}, // blocks until stopped: what the fake does with an empty command
+	// vish/stress, the docs' cpu-demo image: ENTRYPOINT /stress, args -cpus N (parseStress).
+	"stress": {argv: []string{"stress"}, entrypoint: []string{"stress"}},
+}
+
+// withEntrypoint is a container's program when it gives args but no command: the image's
+// entrypoint before them, for an image whose entrypoint the fake models; else the args alone.
+func withEntrypoint(ref string, args []string) []string {
+	if ep := imagePrograms[imageName(ref)].entrypoint; ep != nil {
+		return append(slices.Clone(ep), args...)
+	}
+	return args
 }
 
 // imageName is the base name of an image's repository: "docker.io/library/nginx:1.27" → "nginx".

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,7 +170,7 @@ func isInteractiveShell(argv []string) bool {
 // isBuiltin says whether builtins.go runs the command name.
 func isBuiltin(name string) bool {
 	switch name {
-	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "test", "[", "date", "seq", "wget", "curl":
+	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "test", "[", "[[", "date", "seq", "wget", "curl":
 		return true
 	}
 	return false
@@ -183,11 +184,7 @@ func parseCommand(words []string, mode unknownMode) step {
 	name, args := path.Base(words[0]), words[1:]
 	switch {
 	case name == "echo":
-		noEOL := len(args) > 0 && args[0] == "-n"
-		if noEOL {
-			args = args[1:]
-		}
-		return step{kind: stepEcho, text: strings.Join(args, " "), noEOL: noEOL}
+		return parseEcho(args)
 	case name == "exit":
 		if len(args) == 0 {
 			return step{kind: stepExit, lastStatus: true}
@@ -235,6 +232,28 @@ func parseCommand(words []string, mode unknownMode) step {
 		return step{kind: stepFail, code: 127, text: fmt.Sprintf("sh: %s: not found", words[0])}
 	}
 	return step{kind: stepForever, text: notModelled(fmt.Sprintf("%q", words[0]))}
+}
+
+// echoFlags matches echo's options: -n (no newline), -e (backslash escapes), -E (none).
+var echoFlags = regexp.MustCompile(`^-[neE]+$`)
+
+// parseEcho parses echo [-neE] WORDS…, as busybox's echo: with -e, \n \t \\ and \c (stop
+// here, no newline) are interpreted.
+func parseEcho(args []string) step {
+	noEOL, escapes := false, false
+	for len(args) > 0 && echoFlags.MatchString(args[0]) {
+		noEOL = noEOL || strings.Contains(args[0], "n")
+		escapes = strings.Contains(args[0], "e") || (escapes && !strings.Contains(args[0], "E"))
+		args = args[1:]
+	}
+	text := strings.Join(args, " ")
+	if escapes {
+		if i := strings.Index(text, `\c`); i >= 0 {
+			text, noEOL = text[:i], true
+		}
+		text = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\\`, `\`).Replace(text)
+	}
+	return step{kind: stepEcho, text: text, noEOL: noEOL}
 }
 
 // parseSleep parses coreutils sleep's argument: a non-negative number with an optional unit

@@ -1,11 +1,14 @@
 package fakeruntime
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Programs of the Kubernetes docs' task pages that the fake models: the pi Job's perl one-liner
@@ -93,6 +96,18 @@ func parseStress(args []string) step {
 		}
 		var err error
 		switch a {
+		case "-cpus": // vish/stress
+			cpu, err = strconv.ParseUint(val, 10, 32)
+		case "-mem-total":
+			vm, vmBytes, err = 1, 0, nil
+			if q, qerr := resource.ParseQuantity(val); qerr != nil || q.Sign() < 0 {
+				err = errors.New("bad quantity")
+			} else {
+				vmBytes = uint64(q.Value())
+			}
+		case "-mem-alloc-size", "-mem-alloc-sleep":
+		case "-logtostderr":
+			continue
 		case "--vm", "-m":
 			vm, err = strconv.ParseUint(val, 10, 32)
 		case "--cpu", "-c":

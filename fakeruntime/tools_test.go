@@ -45,6 +45,8 @@ func TestPerlAndStressPrograms(t *testing.T) {
 		{[]string{"perl", "-e", "print 1"}, `forever "minikubelet fake runtime: \"perl\" is not modelled; this container runs until stopped (what is modelled: docs/fake-runtime.md)"`},
 		{[]string{"stress", "--vm", "1", "--vm-bytes", "150M", "--vm-hang", "1"}, `alloc 157286400`},
 		{[]string{"stress", "--cpu", "2"}, `burn 2000000000n`},
+		{withEntrypoint("vish/stress", []string{"-cpus", "2"}), `burn 2000000000n`},
+		{withEntrypoint("vish/stress", []string{"-mem-total", "150Mi", "-logtostderr"}), `alloc 157286400`},
 		{[]string{"stress", "--vm", "x"}, `fail 1 "stress: FAIL: [1] invalid value for --vm: 'x'"`},
 	}
 	for _, tc := range tests {

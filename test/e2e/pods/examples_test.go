@@ -106,6 +106,17 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
+metadata: {name: cpu-demo}
+spec:
+  nodeSelector: {kubernetes.io/hostname: NODE}
+  containers:
+  - name: cpu-demo-ctr
+    image: vish/stress
+    resources: {limits: {cpu: "1"}, requests: {cpu: "0.5"}}
+    args: ["-cpus", "2"]
+---
+apiVersion: v1
+kind: Pod
 metadata: {name: redis}
 spec:
   nodeSelector: {kubernetes.io/hostname: NODE}
@@ -165,7 +176,7 @@ spec:
 // TestDocsExamples applies the docs' task-page examples and checks that each behaves as its page
 // says: the nginx Deployment becomes 3/3 Ready and serves its welcome page, the pi Job completes
 // with the digits in its log, the hello CronJob's job logs the date and Hello, the counter pod
-// counts, memory-demo runs and memory-demo-2 is OOMKilled, redis answers PONG, a shell loop runs,
+// counts, memory-demo runs and memory-demo-2 is OOMKilled, cpu-demo runs, redis answers PONG, a shell loop runs,
 // an unknown command says it is not modelled, and init-demo fails offline as it must.
 func TestDocsExamples(t *testing.T) {
 	n := startNode(t, "e2e-pods-examples")
@@ -177,6 +188,10 @@ func TestDocsExamples(t *testing.T) {
 	t.Run("pi Job completes with 2000 digits", func(t *testing.T) { checkPi(t, ns) })
 	t.Run("counter pod counts", func(t *testing.T) { checkCounter(t, ns) })
 	t.Run("memory-demo runs, memory-demo-2 is OOMKilled", func(t *testing.T) { checkMemoryDemos(t, ns) })
+	t.Run("cpu-demo runs two CPU hogs", func(t *testing.T) {
+		waitPhase(t, ns, "cpu-demo", corev1.PodRunning)
+		wantLog(t, ns, "cpu-demo", "", "stress: info: [1] dispatching hogs: 2 cpu, 0 io, 0 vm, 0 hdd\n")
+	})
 	t.Run("redis answers PING", func(t *testing.T) { checkRedis(t, ns) })
 	t.Run("a shell loop pod succeeds", func(t *testing.T) {
 		waitPhase(t, ns, "loops", corev1.PodSucceeded)
