@@ -16,7 +16,7 @@ import (
 //	                          C; jump-if-failed L1; B; jump FI; L1: C2; jump-if-failed L2; B2;
 //	                          jump FI; L2: B3 (or true); FI:
 //	for V in WORDS; do B; done
-//	                          FOR: for V WORDS, to END when done; B; jump FOR; END:
+//	                          FOR: for V WORDS, to END when done; B; jump FOR; END: for-done
 //	break, continue           jump END, jump to the loop's head
 //
 // A keyword counts only at the start of a command ("echo done" prints done).
@@ -135,7 +135,11 @@ func (c *compiler) loopBody(head, exit int) error {
 	c.take()
 	c.loops = c.loops[:len(c.loops)-1]
 	c.emit(step{kind: stepJump, target: head})
-	end := c.emit(step{kind: stepBuiltin, argv: []string{"true"}}) // the loop's status: 0
+	done := step{kind: stepBuiltin, argv: []string{"true"}} // the loop's status: 0
+	if exit == head {
+		done = step{kind: stepForDone, target: head} // a for loop: forget its words (after a break too)
+	}
+	end := c.emit(done)
 	c.steps[exit].target = end
 	for _, b := range loop.breaks {
 		c.steps[b].target = end

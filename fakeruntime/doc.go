@@ -83,7 +83,8 @@
 //	sleep N                         wait N seconds (N may be fractional; suffixes s, m, h) on the clock
 //	exit [N]                        exit with code N (without N: $?) at once
 //	true | : | false                status 0 or 1
-//	echo [-n] WORDS…                write WORDS to stdout: the log, or where it is redirected
+//	echo [-neE] WORDS…              write WORDS to stdout: the log, or where it is redirected (-e: \n \t \c)
+//	exec CMD …                      run CMD (unlike sh, the commands after it still run)
 //	env | printenv [NAME]           print the container's environment (from its CRI config)
 //	hostname                        print the sandbox's hostname
 //	date [+FORMAT]                  Config.Clock's time in UTC, busybox's "Fri Nov 27 05:50:00 UTC 2026"
@@ -96,7 +97,7 @@
 //	cat FILE… | ls [PATH…]          read the container's filesystem; busybox's message and status 1
 //	touch F… | rm [-f] [-r] F…      if something is missing ("cat: can't open 'F': No such file or
 //	mkdir [-p] D…                   directory"), read-only ("… Read-only file system") or a mount point
-//	test EXPR | [ EXPR ]            -e -f -d -s F, -n -z S, S = S, S != S, N -eq|-ne|-lt|-le|-gt|-ge N, ! EXPR
+//	test EXPR | [ EXPR ] | [[ EXPR ]]   -e -f -d -s F, -n -z S, S = S, S != S, N -eq|-ne|-lt|-le|-gt|-ge N, ! EXPR
 //	serve …, httpd …                answer on the pod IP (see "Serving")
 //	alloc QUANTITY                  the working set grows by QUANTITY (alloc 200Mi) until the container
 //	                                exits; over the memory limit the container is OOM-killed (below)

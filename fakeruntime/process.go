@@ -151,6 +151,10 @@ func (p *process) control(st step, v view, out sink) (step, bool, error) {
 		return st, true, nil
 	case stepFor:
 		return st, true, p.forNext(st, e)
+	case stepForDone:
+		delete(p.fors, st.target)
+		p.status = 0
+		return st, true, nil
 	case stepAssign:
 		p.status = 0
 		for _, a := range st.argv {

@@ -28,6 +28,7 @@ const (
 	stepBurn                    // burn: the container uses n more nanocores of CPU (usage.go)
 	stepJump                    // go to step target (if cond holds): loops and if (compile.go)
 	stepFor                     // for name in argv: the next word into name, or to target when done
+	stepForDone                 // the end of the for loop at target: its words are forgotten, $? is 0
 	stepAssign                  // NAME=VALUE… (argv): set the shell's variables
 	stepExpand                  // a command whose words (argv) are expanded, then parsed, when it runs
 )
@@ -80,6 +81,8 @@ func (s step) String() string {
 		fmt.Fprintf(&b, "jump %d", s.target)
 	case stepFor:
 		fmt.Fprintf(&b, "for %s in %s (else jump %d)", s.name, showWords(s.argv), s.target)
+	case stepForDone:
+		fmt.Fprintf(&b, "end for %d", s.target)
 	case stepAssign, stepExpand:
 		b.WriteString(showWords(s.argv))
 	case stepExit:
@@ -185,6 +188,8 @@ func parseCommand(words []string, mode unknownMode) step {
 	switch {
 	case name == "echo":
 		return parseEcho(args)
+	case name == "exec" && len(args) > 0: // the shell's exec runs CMD (what follows is not skipped)
+		return parseCommand(args, mode)
 	case name == "exit":
 		if len(args) == 0 {
 			return step{kind: stepExit, lastStatus: true}
