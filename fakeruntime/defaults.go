@@ -42,11 +42,11 @@ working. Further configuration is required.</p>
 
 // imagePrograms are the images whose default program the fake models, by repository base name.
 var imagePrograms = map[string]imageProgram{
-	"nginx": {argv: []string{"serve", "http", "80", "/=/usr/share/nginx/html"},
+	"nginx": {argv: serving("serve http 80 /=/usr/share/nginx/html"),
 		files: map[string]string{"/usr/share/nginx/html/index.html": nginxPage}},
-	"httpd": {argv: []string{"serve", "http", "80", "/=/usr/local/apache2/htdocs"},
+	"httpd": {argv: serving("serve http 80 /=/usr/local/apache2/htdocs"),
 		files: map[string]string{"/usr/local/apache2/htdocs/index.html": httpdPage}},
-	"redis": {argv: []string{"serve", "redis", "6379"}},
+	"redis": {argv: serving("serve redis 6379")},
 	"pause": {}, // blocks until stopped: what the fake does with an empty command
 	// vish/stress, the docs' cpu-demo image: ENTRYPOINT /stress, args -cpus N (parseStress).
 	"stress": {argv: []string{"stress"}, entrypoint: []string{"stress"}},
@@ -59,6 +59,13 @@ func withEntrypoint(ref string, args []string) []string {
 		return append(slices.Clone(ep), args...)
 	}
 	return args
+}
+
+// serving is a server image's program: serve, and if it cannot (port 80 needs root, or
+// net.ipv4.ip_unprivileged_port_start=0; the port may be taken), say why and run until stopped, as
+// the fake did before it modelled images, rather than crash-loop.
+func serving(serve string) []string {
+	return []string{"sh", "-c", serve + ` || echo "minikubelet fake runtime: this container serves nothing (see above); it runs until stopped" >&2; sleep infinity`}
 }
 
 // imageName is the base name of an image's repository: "docker.io/library/nginx:1.27" → "nginx".

@@ -87,3 +87,23 @@ func TestNginxVolumeHidesTheWelcomePage(t *testing.T) {
 		t.Errorf("the host directory has %d entries, want only index.html", len(entries))
 	}
 }
+
+// TestServerImageThatCannotServeKeepsRunning: a second nginx in the same pod finds port 80 taken;
+// it says why in its log and runs until stopped instead of crash-looping.
+func TestServerImageThatCannotServeKeepsRunning(t *testing.T) {
+	e := newServeEnv(t)
+	sb := e.runSandbox(t, sandboxConfig("pod"))
+	var ids []string
+	for _, name := range []string{"first", "second"} {
+		cfg := containerConfig(name)
+		cfg.Image.Image = "nginx"
+		ids = append(ids, e.createContainer(t, sb, cfg))
+		e.startContainer(t, ids[len(ids)-1])
+	}
+	st := e.containerStatus(t, ids[1])
+	log, _ := os.ReadFile(st.GetLogPath())
+	if st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING || !strings.Contains(string(log), "has the port") ||
+		!strings.Contains(string(log), "this container serves nothing (see above); it runs until stopped") {
+		t.Errorf("second nginx: %s, log %q; want RUNNING, saying why it serves nothing", st.GetState(), log)
+	}
+}

@@ -151,8 +151,11 @@ func listen(spec *serveSpec, v view) (*server, error) {
 	l, err := net.Listen("tcp", addr.String())
 	if err != nil {
 		hint := ""
-		if errors.Is(err, syscall.EADDRINUSE) {
+		switch {
+		case errors.Is(err, syscall.EADDRINUSE):
 			hint = fmt.Sprintf(": another container of this pod, or a host process listening on *:%d, has the port (pod IPs are addresses of the host)", spec.port)
+		case errors.Is(err, syscall.EACCES):
+			hint = fmt.Sprintf(": ports below 1024 need root, or `sudo sysctl net.ipv4.ip_unprivileged_port_start=%d` (pod IPs are addresses of the host)", spec.port)
 		}
 		return nil, fmt.Errorf("serve: can't listen on %s: %s%s", addr, errText(err), hint)
 	}
