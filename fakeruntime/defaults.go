@@ -50,6 +50,27 @@ var imagePrograms = map[string]imageProgram{
 	"pause": {}, // blocks until stopped: what the fake does with an empty command
 	// vish/stress, the docs' cpu-demo image: ENTRYPOINT /stress, args -cpus N (parseStress).
 	"stress": {argv: []string{"stress"}, entrypoint: []string{"stress"}},
+	// registry.k8s.io/goproxy, the docs' tcp-liveness-readiness image: a proxy on 8080.
+	"goproxy": {argv: serving("serve http 8080")},
+	// registry.k8s.io/e2e-test-images/agnhost: ENTRYPOINT /agnhost, args name its subcommand.
+	"agnhost": {argv: []string{"agnhost"}, entrypoint: []string{"agnhost"}},
+}
+
+// agnhostPrograms are the subcommands of agnhost the fake models, as scripts: liveness (the docs'
+// liveness-http pod) serves /healthz with 200 for 10 s, then fails it (404 here, 500 in agnhost);
+// netexec serves HTTP on 8080; pause blocks.
+var agnhostPrograms = map[string]string{
+	"liveness": "touch /tmp/agnhost-alive; serve http 8080 /healthz=/tmp/agnhost-alive & sleep 10; rm -f /tmp/agnhost-alive; sleep infinity",
+	"netexec":  "serve http 8080",
+	"pause":    "sleep infinity",
+}
+
+// agnhost is the program of `agnhost SUBCOMMAND …`; ok is false for one the fake does not model.
+func agnhost(args []string) ([]string, bool) {
+	if len(args) == 0 || agnhostPrograms[args[0]] == "" {
+		return nil, false
+	}
+	return []string{"sh", "-c", agnhostPrograms[args[0]]}, true
 }
 
 // withEntrypoint is a container's program when it gives args but no command: the image's
@@ -170,4 +191,21 @@ func readRedisCommand(r *bufio.Reader) ([]string, error) {
 		args = append(args, string(buf[:size]))
 	}
 	return args, nil
+}
+
+// etcdPort is the port of etcd's first --listen-client-urls URL (default 2379).
+func etcdPort(args []string) uint16 {
+	for i, a := range args {
+		val, ok := strings.CutPrefix(a, "--listen-client-urls=")
+		if !ok && a == "--listen-client-urls" && i+1 < len(args) {
+			val, ok = args[i+1], true
+		}
+		if ok {
+			first, _, _ := strings.Cut(val, ",")
+			if p, ok := parsePort(first[strings.LastIndex(first, ":")+1:]); ok {
+				return p
+			}
+		}
+	}
+	return 2379
 }

@@ -62,6 +62,11 @@ func TestImageDefaults(t *testing.T) {
 		}
 	}
 
+	_, ip = e.runImage(t, "goproxy", "registry.k8s.io/goproxy:0.1")
+	if code, _ := get(t, "http://"+ip+":8080/"); code != 200 {
+		t.Errorf("goproxy: GET :8080 = %d, want 200", code)
+	}
+
 	id, _ := e.runImage(t, "app", "registry.example/app:1")
 	st := e.containerStatus(t, id)
 	data, _ := os.ReadFile(st.GetLogPath())

@@ -94,6 +94,8 @@
 //	                                address fails as with no route ("wget: bad address 'x'")
 //	perl -Mbignum=bpi -wle 'print bpi(N)'   pi to N digits, computed (tools.go): the docs' pi Job
 //	stress --vm N --vm-bytes B --cpu N      alloc N×B and burn N cores, then block until stopped
+//	etcd [--listen-client-urls URL]         serve grpc on URL's port (default 2379): the docs' grpc probe
+//	agnhost liveness|netexec|pause          agnhost's subcommands (defaults.go), also as an image's args
 //	cat FILE… | ls [PATH…]          read the container's filesystem; busybox's message and status 1
 //	touch F… | rm [-f] [-r] F…      if something is missing ("cat: can't open 'F': No such file or
 //	mkdir [-p] D…                   directory"), read-only ("… Read-only file system") or a mount point

@@ -135,6 +135,11 @@ func parseProgram(argv []string, mode unknownMode) []step {
 	if len(argv) == 0 {
 		return []step{{kind: stepForever}}
 	}
+	if path.Base(argv[0]) == "agnhost" {
+		if a, ok := agnhost(argv[1:]); ok {
+			argv = a
+		}
+	}
 	script, ok := shellScript(argv)
 	if !ok {
 		return []step{parseCommand(argv, mode)}
@@ -188,6 +193,8 @@ func parseCommand(words []string, mode unknownMode) step {
 	switch {
 	case name == "echo":
 		return parseEcho(args)
+	case name == "etcd": // the docs' grpc liveness pod: etcd's gRPC health on its client port
+		return step{kind: stepServe, serve: &serveSpec{proto: "grpc", port: etcdPort(args), health: "SERVING"}}
 	case name == "exec" && len(args) > 0: // the shell's exec runs CMD (what follows is not skipped)
 		return parseCommand(args, mode)
 	case name == "exit":

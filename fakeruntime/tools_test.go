@@ -47,6 +47,9 @@ func TestPerlAndStressPrograms(t *testing.T) {
 		{[]string{"stress", "--cpu", "2"}, `burn 2000000000n`},
 		{withEntrypoint("vish/stress", []string{"-cpus", "2"}), `burn 2000000000n`},
 		{withEntrypoint("vish/stress", []string{"-mem-total", "150Mi", "-logtostderr"}), `alloc 157286400`},
+		{withEntrypoint("registry.k8s.io/e2e-test-images/agnhost:2.40", []string{"liveness"}), "touch /tmp/agnhost-alive"},
+		{[]string{"/usr/local/bin/etcd", "--data-dir", "/var/lib/etcd", "--listen-client-urls", "http://0.0.0.0:2379"}, "serve grpc 2379 SERVING"},
+		{[]string{"etcd", "--listen-client-urls=http://0.0.0.0:12379"}, "serve grpc 12379 SERVING"},
 		{[]string{"stress", "--vm", "x"}, `fail 1 "stress: FAIL: [1] invalid value for --vm: 'x'"`},
 	}
 	for _, tc := range tests {

@@ -117,6 +117,45 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
+metadata: {name: liveness-http}
+spec:
+  nodeSelector: {kubernetes.io/hostname: NODE}
+  containers:
+  - name: liveness
+    image: registry.k8s.io/e2e-test-images/agnhost:2.40
+    args: [liveness]
+    livenessProbe:
+      httpGet: {path: /healthz, port: 8080, httpHeaders: [{name: Custom-Header, value: Awesome}]}
+      initialDelaySeconds: 3
+      periodSeconds: 3
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: goproxy}
+spec:
+  nodeSelector: {kubernetes.io/hostname: NODE}
+  containers:
+  - name: goproxy
+    image: registry.k8s.io/goproxy:0.1
+    ports: [{containerPort: 8080}]
+    readinessProbe: {tcpSocket: {port: 8080}, initialDelaySeconds: 2, periodSeconds: 2}
+    livenessProbe: {tcpSocket: {port: 8080}, initialDelaySeconds: 2, periodSeconds: 2}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: etcd-with-grpc}
+spec:
+  nodeSelector: {kubernetes.io/hostname: NODE}
+  containers:
+  - name: etcd
+    image: registry.k8s.io/etcd:3.5.1-0
+    command: ["/usr/local/bin/etcd", "--data-dir", "/var/lib/etcd", "--listen-client-urls", "http://0.0.0.0:2379", "--advertise-client-urls", "http://127.0.0.1:2379", "--log-level", "debug"]
+    ports: [{containerPort: 2379}]
+    livenessProbe: {grpc: {port: 2379}, initialDelaySeconds: 2, periodSeconds: 2}
+    readinessProbe: {grpc: {port: 2379}, periodSeconds: 2}
+---
+apiVersion: v1
+kind: Pod
 metadata: {name: redis}
 spec:
   nodeSelector: {kubernetes.io/hostname: NODE}
@@ -176,7 +215,8 @@ spec:
 // TestDocsExamples applies the docs' task-page examples and checks that each behaves as its page
 // says: the nginx Deployment becomes 3/3 Ready and serves its welcome page, the pi Job completes
 // with the digits in its log, the hello CronJob's job logs the date and Hello, the counter pod
-// counts, memory-demo runs and memory-demo-2 is OOMKilled, cpu-demo runs, redis answers PONG, a shell loop runs,
+// counts, memory-demo runs and memory-demo-2 is OOMKilled, cpu-demo runs, the liveness pages' pods
+// (agnhost liveness, goproxy, etcd's grpc) are probed as their page says, redis answers PONG, a shell loop runs,
 // an unknown command says it is not modelled, and init-demo fails offline as it must.
 func TestDocsExamples(t *testing.T) {
 	n := startNode(t, "e2e-pods-examples")
@@ -191,6 +231,20 @@ func TestDocsExamples(t *testing.T) {
 	t.Run("cpu-demo runs two CPU hogs", func(t *testing.T) {
 		waitPhase(t, ns, "cpu-demo", corev1.PodRunning)
 		wantLog(t, ns, "cpu-demo", "", "stress: info: [1] dispatching hogs: 2 cpu, 0 io, 0 vm, 0 hdd\n")
+	})
+	t.Run("goproxy and etcd become Ready on their tcpSocket and grpc probes", func(t *testing.T) {
+		for _, name := range []string{"goproxy", "etcd-with-grpc"} {
+			framework.Eventually(t, time.Minute, name+" Ready", func() (bool, string) {
+				pod := getPod(t, ns, name)
+				return isReady(pod), describe(pod)
+			})
+		}
+	})
+	t.Run("liveness-http is restarted once /healthz fails", func(t *testing.T) {
+		framework.Eventually(t, 2*time.Minute, "liveness-http restarted", func() (bool, string) {
+			pod := getPod(t, ns, "liveness-http")
+			return len(pod.Status.ContainerStatuses) == 1 && pod.Status.ContainerStatuses[0].RestartCount > 0, describe(pod)
+		})
 	})
 	t.Run("redis answers PING", func(t *testing.T) { checkRedis(t, ns) })
 	t.Run("a shell loop pod succeeds", func(t *testing.T) {
