@@ -50,8 +50,8 @@ const (
 
 // run runs the process from its pc until a step must wait or the program ends, and returns that
 // step — stepSleep, stepForever, stepStdin, stepServe, stepAlloc, stepBurn, or stepExit with the
-// exit code — and the
-// sink its output goes to (its redirections applied). The caller waits, or serves, and sets
+// exit code; a busy loop's pause is a stepSleep — and the sink its output goes to (its
+// redirections applied). The caller waits, or serves, and sets
 // p.status before it runs the process again.
 func (p *process) run(v view, out sink) (step, sink, error) {
 	for p.pc < len(p.program) {
@@ -99,30 +99,15 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 				code = last
 			}
 			p.exited = true
-			if st.text != "" {
-				if err := o.write(runtimeapi.Stderr, st.text+"\n"); err != nil {
-					return step{}, nil, err
-				}
-			}
-			return step{kind: stepExit, code: code}, o, nil
+			return step{kind: stepExit, code: code}, o, say(o, runtimeapi.Stderr, st.text)
 		case stepSleep, stepForever, stepStdin:
 			if !st.bg {
 				p.jumps = 0
-				if st.text != "" { // an unknown command says so
-					if err := o.write(runtimeapi.Stderr, st.text+"\n"); err != nil {
-						return step{}, nil, err
-					}
-				}
-				return st, o, nil
+				return st, o, say(o, runtimeapi.Stderr, st.text) // an unknown command says so
 			}
 			// In the background they do nothing anyone waits for, and $? is 0.
 		case stepServe, stepAlloc, stepBurn:
-			if st.text != "" { // stress says what it starts
-				if err := o.write(runtimeapi.Stdout, st.text+"\n"); err != nil {
-					return step{}, nil, err
-				}
-			}
-			return st, o, nil
+			return st, o, say(o, runtimeapi.Stdout, st.text) // stress says what it starts
 		}
 		for _, w := range outputs {
 			if w.text == "" {
@@ -137,6 +122,14 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 		}
 	}
 	return step{kind: stepExit, code: p.status}, out, nil
+}
+
+// say writes a step's message, if it has one, as a line.
+func say(o sink, stream runtimeapi.LogStreamType, text string) error {
+	if text == "" {
+		return nil
+	}
+	return o.write(stream, text+"\n")
 }
 
 // control runs the steps of control flow, variables and expansion (compile.go, expand.go): a
