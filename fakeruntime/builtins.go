@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -18,7 +19,11 @@ type view struct {
 	env      []*runtimeapi.KeyValue
 	hostname string
 	fs       *rootfs
-	serveIP  netip.Addr // the pod IP (127.0.0.1 with the host's network); invalid: no sandbox
+	serveIP  netip.Addr       // the pod IP (127.0.0.1 with the host's network); invalid: no sandbox
+	now      func() time.Time // the runtime's clock, for date
+	// reachable says whether a container of this runtime serves on an address: wget and curl
+	// connect to nothing else (fetch.go). Nil: nothing is.
+	reachable func(netip.AddrPort) bool
 }
 
 // runBuiltin runs one of the grammar's built-in commands (isBuiltin) against a container's view
@@ -35,21 +40,23 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 	case "false":
 		status = 1
 	case "env", "printenv":
-		found := false
-		for _, kv := range v.env {
-			switch {
-			case len(args) == 0:
-				fmt.Fprintf(&out, "%s=%s\n", kv.GetKey(), kv.GetValue())
-			case args[0] == kv.GetKey():
-				fmt.Fprintf(&out, "%s\n", kv.GetValue())
-				found = true
-			}
-		}
-		if len(args) > 0 && !found {
-			status = 1
-		}
+		status = printenv(v.env, args, &out)
 	case "hostname":
 		out.WriteString(v.hostname + "\n")
+	case "date":
+		text, err := date(v.now, args)
+		if err != nil {
+			return "", err.Error() + "\n", 1
+		}
+		out.WriteString(text + "\n")
+	case "wget", "curl":
+		return fetch(v, name, args)
+	case "seq":
+		text, err := seq(args)
+		if err != nil {
+			return "", err.Error() + "\n", 1
+		}
+		out.WriteString(text)
 	case "cat":
 		for _, p := range operands(args) {
 			data, err := v.fs.readFile(p)
@@ -80,10 +87,10 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 				fail("mkdir: can't create directory '%s': %s", p, errText(err))
 			}
 		}
-	case "test", "[":
-		if name == "[" {
-			if len(args) == 0 || args[len(args)-1] != "]" {
-				return "", "sh: [: missing ]\n", 2
+	case "test", "[", "[[":
+		if closer := map[string]string{"[": "]", "[[": "]]"}[name]; closer != "" {
+			if len(args) == 0 || args[len(args)-1] != closer {
+				return "", fmt.Sprintf("sh: %s: missing %s\n", name, closer), 2
 			}
 			args = args[:len(args)-1]
 		}
@@ -98,6 +105,32 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 		return "", fmt.Sprintf("sh: %s: not found\n", name), 127
 	}
 	return out.String(), errs.String(), status
+}
+
+// printenv writes the container's environment (NAME=VALUE lines), or the values of the names
+// asked for, one a line; its status is 1 if one of them is not set.
+func printenv(env []*runtimeapi.KeyValue, names []string, out *strings.Builder) int32 {
+	if len(names) == 0 {
+		for _, kv := range env {
+			fmt.Fprintf(out, "%s=%s\n", kv.GetKey(), kv.GetValue())
+		}
+		return 0
+	}
+	var status int32
+	for _, name := range names {
+		found := false
+		for _, kv := range env {
+			if kv.GetKey() == name {
+				fmt.Fprintf(out, "%s\n", kv.GetValue())
+				found = true
+				break
+			}
+		}
+		if !found {
+			status = 1
+		}
+	}
+	return status
 }
 
 // operands are a command's arguments without its options ("-p", "-rf"); "--" ends the options.
@@ -222,4 +255,83 @@ func testExpr(fs *rootfs, args []string) (bool, error) {
 		return false, fmt.Errorf("%s: unknown operand", op)
 	}
 	return false, fmt.Errorf("%s: unknown operand", args[0])
+}
+
+// date prints the clock's time in UTC, in busybox's default format ("Fri Nov 27 05:50:00 UTC
+// 2026") or in +FORMAT with the usual strftime conversions (%Y %m %d %H %M %S %s %a %b %e %Z %T
+// %F %D %j %%). -u and -R are accepted.
+func date(now func() time.Time, args []string) (string, error) {
+	t := time.Unix(0, 0).UTC()
+	if now != nil {
+		t = now().UTC()
+	}
+	format := "+%a %b %e %H:%M:%S %Z %Y"
+	for _, a := range args {
+		switch {
+		case a == "-u" || a == "--utc":
+		case a == "-R":
+			format = "+%a, %d %b %Y %H:%M:%S +0000"
+		case strings.HasPrefix(a, "+"):
+			format = a
+		default:
+			return "", fmt.Errorf("date: the fake runtime's date knows only -u, -R and +FORMAT, not %q", a)
+		}
+	}
+	layouts := map[byte]string{'Y': "2006", 'm': "01", 'd': "02", 'H': "15", 'M': "04", 'S': "05", 'a': "Mon",
+		'b': "Jan", 'e': "_2", 'Z': "MST", 'T': "15:04:05", 'F': "2006-01-02", 'D': "01/02/06", 'y': "06"}
+	var b strings.Builder
+	for i := 1; i < len(format); i++ {
+		c := format[i]
+		if c != '%' || i+1 == len(format) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch spec := format[i]; {
+		case layouts[spec] != "":
+			b.WriteString(t.Format(layouts[spec]))
+		case spec == 's':
+			b.WriteString(strconv.FormatInt(t.Unix(), 10))
+		case spec == 'j':
+			fmt.Fprintf(&b, "%03d", t.YearDay())
+		case spec == 'n':
+			b.WriteByte('\n')
+		default:
+			b.WriteByte('%')
+			b.WriteByte(spec)
+		}
+	}
+	return b.String(), nil
+}
+
+// seq prints the integers from FIRST (default 1) to LAST, one a line: seq LAST | seq FIRST LAST
+// | seq FIRST STEP LAST. At most 100000 lines.
+func seq(args []string) (string, error) {
+	nums := make([]int64, len(args))
+	for i, a := range args {
+		n, err := strconv.ParseInt(a, 10, 64)
+		if err != nil {
+			return "", fmt.Errorf("seq: invalid number '%s'", a)
+		}
+		nums[i] = n
+	}
+	first, step, last := int64(1), int64(1), int64(0)
+	switch len(nums) {
+	case 1:
+		last = nums[0]
+	case 2:
+		first, last = nums[0], nums[1]
+	case 3:
+		first, step, last = nums[0], nums[1], nums[2]
+	default:
+		return "", errors.New("seq: usage: seq [FIRST [STEP]] LAST")
+	}
+	if step == 0 || (last-first)/step > 100000 {
+		return "", errors.New("seq: the fake runtime's seq prints at most 100000 numbers, with a STEP other than 0")
+	}
+	var b strings.Builder
+	for n := first; (step > 0 && n <= last) || (step < 0 && n >= last); n += step {
+		fmt.Fprintf(&b, "%d\n", n)
+	}
+	return b.String(), nil
 }

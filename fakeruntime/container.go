@@ -145,8 +145,20 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 		logPath:   logPath,
 		state:     runtimeapi.ContainerState_CONTAINER_CREATED,
 		createdAt: r.clock.Now(),
-		proc:      process{program: parseProgram(slices.Concat(cfg.GetCommand(), cfg.GetArgs()), unknownRunsForever)},
 		fs:        newRootfs(cfg.GetMounts(), cfg.GetWorkingDir()),
+	}
+	argv := slices.Concat(cfg.GetCommand(), cfg.GetArgs())
+	if len(cfg.GetCommand()) == 0 && len(argv) > 0 {
+		argv = withEntrypoint(img.spec.GetImage(), argv)
+	}
+	if len(argv) > 0 || c.interactive() {
+		c.proc.program = parseProgram(argv, unknownRunsForever)
+	} else {
+		var files map[string]string
+		c.proc.program, files = defaultProgram(img.spec.GetImage())
+		if err := writeImageFiles(c.fs, files); err != nil {
+			return nil, status.Errorf(codes.Internal, "container %q: the image's files: %v", key, err)
+		}
 	}
 	if res := cfg.GetLinux().GetResources(); res != nil {
 		c.resources = &runtimeapi.ContainerResources{Linux: proto.Clone(res).(*runtimeapi.LinuxContainerResources)}

@@ -62,32 +62,50 @@
 //
 // # Container programs
 //
-// A container's command followed by its args (the image has no entrypoint: an empty command runs
-// forever, like the pause image) is read as a tiny program. `sh -c SCRIPT` (also bash, /bin/sh,
+// A container's command followed by its args is read as a tiny program; an empty command runs the
+// image's default program (defaults.go: nginx and httpd serve their welcome page on port 80, redis
+// answers PING on 6379, pause and any other image run until stopped). `sh -c SCRIPT` (also bash, /bin/sh,
 // -ec, …) is a small shell: commands separated by ";" or newlines run in turn, "a && b" runs b
 // only if a succeeded and "a || b" only if it failed (left to right, on $?, the status of the last
 // command run), "cmd &" does not wait for cmd, '…', "…" and \ quote, # starts a comment, and
 // "> F", ">> F", "2> F", "2>&1", ">&2", "&> F" redirect output to files of the container (below).
-// The script's status is its last command's. No pipes, input redirection, variables or control
-// flow: "|" and "<" are syntax errors that say so; if, while, $VAR are words like any other. Any
-// other command line is a single command, its words taken as they are (no redirections).
+// The script's status is its last command's. It has control flow, compiled into jumps
+// (compile.go): while/until/for … in …; do …; done, if/then/elif/else/fi, break, continue; and
+// expansions, made when a command runs (expand.go, arith.go): variables (NAME=VALUE, $NAME,
+// ${NAME}, $?, the container's environment), $(( )) arithmetic, $(cmd) and `cmd` (a subshell
+// whose sleeps do not wait). An unquoted expansion is split into words. A loop that never waits
+// pauses busyLoopPause every maxJumps jumps (a sleep), so it never holds the runtime's lock for
+// long and ends with its container. No pipes or input redirection: "|" and "<" are syntax errors
+// that say so. Any other command line is a single command, its words taken as they are (no
+// redirections, no expansions).
 //
 //	sleep infinity | sleep inf      block until stopped
 //	sleep N                         wait N seconds (N may be fractional; suffixes s, m, h) on the clock
 //	exit [N]                        exit with code N (without N: $?) at once
 //	true | : | false                status 0 or 1
-//	echo [-n] WORDS…                write WORDS to stdout: the log, or where it is redirected
+//	echo [-neE] WORDS…              write WORDS to stdout: the log, or where it is redirected (-e: \n \t \c)
+//	exec CMD …                      run CMD (unlike sh, the commands after it still run)
 //	env | printenv [NAME]           print the container's environment (from its CRI config)
 //	hostname                        print the sandbox's hostname
+//	date [+FORMAT]                  Config.Clock's time in UTC, busybox's "Fri Nov 27 05:50:00 UTC 2026"
+//	seq [FIRST [STEP]] LAST         the integers, one a line
+//	wget URL | curl URL             GET from a server of this runtime's pods (fetch.go): only an
+//	                                address in the runtime's listeners is dialed; a name or another
+//	                                address fails as with no route ("wget: bad address 'x'")
+//	perl -Mbignum=bpi -wle 'print bpi(N)'   pi to N digits, computed (tools.go): the docs' pi Job
+//	stress --vm N --vm-bytes B --cpu N      alloc N×B and burn N cores, then block until stopped
+//	etcd [--listen-client-urls URL]         serve grpc on URL's port (default 2379): the docs' grpc probe
+//	agnhost liveness|netexec|pause          agnhost's subcommands (defaults.go), also as an image's args
 //	cat FILE… | ls [PATH…]          read the container's filesystem; busybox's message and status 1
 //	touch F… | rm [-f] [-r] F…      if something is missing ("cat: can't open 'F': No such file or
 //	mkdir [-p] D…                   directory"), read-only ("… Read-only file system") or a mount point
-//	test EXPR | [ EXPR ]            -e -f -d -s F, -n -z S, S = S, S != S, N -eq|-ne|-lt|-le|-gt|-ge N, ! EXPR
+//	test EXPR | [ EXPR ] | [[ EXPR ]]   -e -f -d -s F, -n -z S, S = S, S != S, N -eq|-ne|-lt|-le|-gt|-ge N, ! EXPR
 //	serve …, httpd …                answer on the pod IP (see "Serving")
 //	alloc QUANTITY                  the working set grows by QUANTITY (alloc 200Mi) until the container
 //	                                exits; over the memory limit the container is OOM-killed (below)
 //	burn QUANTITY                   the container uses QUANTITY more CPU (burn 500m) until it exits
-//	anything else (nginx, /pause …) block until stopped, like a server
+//	anything else (nginx, /pause …) block until stopped, like a server, after one line in the log:
+//	                                "minikubelet fake runtime: "nginx" is not modelled; …"
 //
 // The program exits with the last status after its last command. So:
 //
@@ -156,6 +174,7 @@
 //	serve tcp PORT                  accept and echo each connection until the client closes
 //	serve grpc PORT [STATUS|FILE]   grpc.health.v1 Health/Check for every service: SERVING
 //	                                (default), NOT_SERVING, or SERVING while FILE exists
+//	serve redis PORT                RESP: PING answers +PONG, ECHO its argument, QUIT closes
 //	httpd [-f] [-p [IP:]PORT] [-h DIR]   busybox's httpd: serve http PORT /=DIR (default 80, "."),
 //	                                in the background unless -f, as busybox daemonizes
 //
@@ -303,7 +322,7 @@
 // No processes, images, cgroups or network namespaces exist: exec runs the program grammar,
 // attach relays program output (and types into a container's shell), port-forward reaches what
 // the pod serves or echoes. The interactive shell has no history, completion or job control. An image has
-// no files: the layer starts with empty directories. The shell has no pipes, variables or
-// control flow. Checkpointing and CRI metrics are Unimplemented or empty. State lives only in
+// no files: the layer starts with empty directories (and the welcome page of nginx and httpd).
+// The shell has no pipes, functions, case or globbing. Checkpointing and CRI metrics are Unimplemented or empty. State lives only in
 // memory and is lost when the process ends.
 package fakeruntime

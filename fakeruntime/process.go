@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,13 +28,30 @@ type process struct {
 	program []step
 	pc      int
 	status  int32
-	exited  bool // it ran `exit`: the interactive shell ends too
+	exited  bool              // it ran `exit`: the interactive shell ends too
+	vars    map[string]string // the shell's variables (the environment is read through them)
+	fors    map[int]*forIter  // the for loops running, by the index of their step
+	jumps   int               // jumps since the program last waited: a busy loop pauses (maxJumps)
 }
+
+// forIter is a running for loop: its words, expanded when it started, and the next one.
+type forIter struct {
+	words []string
+	next  int
+}
+
+// A loop that never waits would hold the runtime's lock forever: after maxJumps jumps without a
+// wait, the program pauses for busyLoopPause (a sleep), so every loop is interruptible and ends
+// with the container.
+const (
+	maxJumps      = 100
+	busyLoopPause = 100 * time.Millisecond
+)
 
 // run runs the process from its pc until a step must wait or the program ends, and returns that
 // step — stepSleep, stepForever, stepStdin, stepServe, stepAlloc, stepBurn, or stepExit with the
-// exit code — and the
-// sink its output goes to (its redirections applied). The caller waits, or serves, and sets
+// exit code; a busy loop's pause is a stepSleep — and the sink its output goes to (its
+// redirections applied). The caller waits, or serves, and sets
 // p.status before it runs the process again.
 func (p *process) run(v view, out sink) (step, sink, error) {
 	for p.pc < len(p.program) {
@@ -40,6 +59,16 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 		p.pc++
 		if !st.cond.holds(p.status) {
 			continue // `a && b` with a failed, `a || b` with a succeeded: $? stays
+		}
+		st, done, err := p.control(st, v, out)
+		switch {
+		case err != nil:
+			return step{}, nil, err
+		case done && p.jumps >= maxJumps:
+			p.jumps = 0
+			return step{kind: stepSleep, d: busyLoopPause}, out, nil
+		case done:
+			continue
 		}
 		o, err := redirectOutput(v.fs, out, st.redirs)
 		if err != nil {
@@ -70,19 +99,15 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 				code = last
 			}
 			p.exited = true
-			if st.text != "" {
-				if err := o.write(runtimeapi.Stderr, st.text+"\n"); err != nil {
-					return step{}, nil, err
-				}
-			}
-			return step{kind: stepExit, code: code}, o, nil
+			return step{kind: stepExit, code: code}, o, say(o, runtimeapi.Stderr, st.text)
 		case stepSleep, stepForever, stepStdin:
 			if !st.bg {
-				return st, o, nil
+				p.jumps = 0
+				return st, o, say(o, runtimeapi.Stderr, st.text) // an unknown command says so
 			}
 			// In the background they do nothing anyone waits for, and $? is 0.
 		case stepServe, stepAlloc, stepBurn:
-			return st, o, nil
+			return st, o, say(o, runtimeapi.Stdout, st.text) // stress says what it starts
 		}
 		for _, w := range outputs {
 			if w.text == "" {
@@ -97,6 +122,93 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 		}
 	}
 	return step{kind: stepExit, code: p.status}, out, nil
+}
+
+// say writes a step's message, if it has one, as a line.
+func say(o sink, stream runtimeapi.LogStreamType, text string) error {
+	if text == "" {
+		return nil
+	}
+	return o.write(stream, text+"\n")
+}
+
+// control runs the steps of control flow, variables and expansion (compile.go, expand.go): a
+// jump, a for loop's next word, an assignment (done is true: the step is over), or a command with
+// expansions, which becomes the command it expands to (done is false: run it).
+func (p *process) control(st step, v view, out sink) (step, bool, error) {
+	e := expander{p: p, v: v, stderr: out}
+	switch st.kind {
+	case stepJump:
+		p.pc = st.target
+		p.jumps++
+		return st, true, nil
+	case stepFor:
+		return st, true, p.forNext(st, e)
+	case stepForDone:
+		delete(p.fors, st.target)
+		p.status = 0
+		return st, true, nil
+	case stepAssign:
+		p.status = 0
+		for _, a := range st.argv {
+			name, val, _ := strings.Cut(a, "=")
+			f, err := e.word(val, false)
+			if err != nil {
+				return st, true, p.expansionFailed(out, err)
+			}
+			p.setVar(name, f[0])
+		}
+		return st, true, nil
+	case stepExpand:
+		words, err := e.words(st.argv)
+		if err != nil {
+			return st, true, p.expansionFailed(out, err)
+		}
+		ex := parseCommand(words, st.mode)
+		ex.cond, ex.redirs, ex.bg = st.cond, st.redirs, ex.bg || st.bg
+		return ex, false, nil
+	}
+	return st, false, nil
+}
+
+// forNext puts the next word of the for loop at p.pc-1 into its variable, or ends the loop.
+func (p *process) forNext(st step, e expander) error {
+	key := p.pc - 1
+	it := p.fors[key]
+	if it == nil {
+		words, err := e.words(st.argv)
+		if err != nil {
+			p.pc = st.target
+			return p.expansionFailed(e.stderr, err)
+		}
+		it = &forIter{words: words}
+		if p.fors == nil {
+			p.fors = map[int]*forIter{}
+		}
+		p.fors[key] = it
+	}
+	if it.next == len(it.words) {
+		delete(p.fors, key)
+		p.pc = st.target
+		return nil
+	}
+	p.setVar(st.name, it.words[it.next])
+	it.next++
+	p.jumps++
+	return nil
+}
+
+func (p *process) setVar(name, val string) {
+	if p.vars == nil {
+		p.vars = map[string]string{}
+	}
+	p.vars[name] = val
+}
+
+// expansionFailed prints why an expansion failed ("divide by zero"); $? is 2, as in sh.
+func (p *process) expansionFailed(out sink, err error) error {
+	p.status = 2
+	return out.write(runtimeapi.Stderr, err.Error()+"\n")
 }
 
 // fileOutput is a sink with a command's redirections applied: each stream goes to a file of the
@@ -185,7 +297,7 @@ func (r *Runtime) advanceLocked(c *container) {
 				continue // failed ($? is 1), or serving in the background
 			}
 		case stepAlloc, stepBurn:
-			if r.useLocked(c, stop) {
+			if r.useLocked(c, stop) && !stop.hold {
 				continue
 			}
 		case stepExit:
@@ -213,16 +325,26 @@ func (r *Runtime) serveLocked(c *container, spec *serveSpec, out sink) bool {
 		c.proc.status = 1
 		return false
 	}
-	r.listeners[srv.addr] = srv
+	r.addListenerLocked(srv)
 	c.servers = append(c.servers, srv)
 	r.logger.V(2).Info("Container serving", "containerID", c.id, "address", srv.addr, "serve", spec.String())
 	return true
 }
 
+func (r *Runtime) addListenerLocked(srv *server) {
+	r.listeners[srv.addr] = srv
+	r.reachable.Store(srv.addr, true)
+}
+
+func (r *Runtime) removeListenerLocked(srv *server) {
+	delete(r.listeners, srv.addr)
+	r.reachable.Delete(srv.addr)
+}
+
 // stopServersLocked stops the servers of c's main program.
 func (r *Runtime) stopServersLocked(c *container) {
 	for _, srv := range c.servers {
-		delete(r.listeners, srv.addr)
+		r.removeListenerLocked(srv)
 		srv.stop()
 	}
 	c.servers = nil
@@ -242,7 +364,10 @@ func (r *Runtime) resume(id string) {
 
 // viewLocked is what the container's commands see.
 func (r *Runtime) viewLocked(c *container) view {
-	v := view{env: c.config.GetEnvs(), fs: c.fs}
+	v := view{env: c.config.GetEnvs(), fs: c.fs, now: r.clock.Now, reachable: func(a netip.AddrPort) bool {
+		_, ok := r.reachable.Load(a)
+		return ok
+	}}
 	if s := r.sandboxes[c.sandboxID]; s != nil {
 		v.hostname = s.config.GetHostname()
 		v.serveIP = s.serveIP()
@@ -311,7 +436,7 @@ func (r *Runtime) execute(ctx context.Context, p *process, v view, out sink, in 
 	defer func() {
 		r.mu.Lock()
 		for _, srv := range servers {
-			delete(r.listeners, srv.addr)
+			r.removeListenerLocked(srv)
 		}
 		r.mu.Unlock()
 		for _, srv := range servers {
@@ -328,7 +453,9 @@ func (r *Runtime) execute(ctx context.Context, p *process, v view, out sink, in 
 		case stepExit:
 			return stop.code, nil
 		case stepAlloc, stepBurn:
-			continue // an exec'd process's usage ends with it; only the main program's counts
+			if !stop.hold {
+				continue // an exec'd process's usage ends with it; only the main program's counts
+			}
 		case stepServe:
 			srv, err := listen(stop.serve, v)
 			if err != nil {
@@ -340,7 +467,7 @@ func (r *Runtime) execute(ctx context.Context, p *process, v view, out sink, in 
 			}
 			servers = append(servers, srv)
 			r.mu.Lock()
-			r.listeners[srv.addr] = srv
+			r.addListenerLocked(srv)
 			r.mu.Unlock()
 			if stop.bg {
 				continue

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,11 @@ const (
 	stepServe                   // serve (serve.go): answer on the pod IP until the container stops
 	stepAlloc                   // alloc: the container's working set grows by n bytes (usage.go)
 	stepBurn                    // burn: the container uses n more nanocores of CPU (usage.go)
+	stepJump                    // go to step target (if cond holds): loops and if (compile.go)
+	stepFor                     // for name in argv: the next word into name, or to target when done
+	stepForDone                 // the end of the for loop at target: its words are forgotten, $? is 0
+	stepAssign                  // NAME=VALUE… (argv): set the shell's variables
+	stepExpand                  // a command whose words (argv) are expanded, then parsed, when it runs
 )
 
 // step is one parsed command.
@@ -41,6 +47,11 @@ type step struct {
 	argv       []string   // stepBuiltin, stepNoop: the command and its arguments
 	serve      *serveSpec // stepServe
 	n          uint64     // stepAlloc: bytes; stepBurn: nanocores
+	hold       bool       // stepAlloc, stepBurn: then block until stopped (stress)
+	burnAlso   uint64     // stepAlloc: nanocores burnt too (stress --vm and --cpu)
+	target     int        // stepJump, stepFor: the step to go to
+	name       string     // stepFor: the variable
+	mode       unknownMode
 }
 
 func (s step) String() string {
@@ -63,6 +74,17 @@ func (s step) String() string {
 		b.WriteString("sleep " + s.d.String())
 	case stepForever:
 		b.WriteString("forever")
+		if s.text != "" {
+			fmt.Fprintf(&b, " %q", s.text)
+		}
+	case stepJump:
+		fmt.Fprintf(&b, "jump %d", s.target)
+	case stepFor:
+		fmt.Fprintf(&b, "for %s in %s (else jump %d)", s.name, showWords(s.argv), s.target)
+	case stepForDone:
+		fmt.Fprintf(&b, "end for %d", s.target)
+	case stepAssign, stepExpand:
+		b.WriteString(showWords(s.argv))
 	case stepExit:
 		if s.lastStatus {
 			b.WriteString("exit $?")
@@ -113,6 +135,11 @@ func parseProgram(argv []string, mode unknownMode) []step {
 	if len(argv) == 0 {
 		return []step{{kind: stepForever}}
 	}
+	if path.Base(argv[0]) == "agnhost" {
+		if a, ok := agnhost(argv[1:]); ok {
+			argv = a
+		}
+	}
 	script, ok := shellScript(argv)
 	if !ok {
 		return []step{parseCommand(argv, mode)}
@@ -131,13 +158,7 @@ func parseScriptSteps(script string, mode unknownMode) ([]step, error) {
 	if err != nil {
 		return nil, err
 	}
-	steps := make([]step, 0, len(cmds))
-	for _, c := range cmds {
-		st := parseCommand(c.words, mode)
-		st.cond, st.bg, st.redirs = c.cond, st.bg || c.bg, c.redirs
-		steps = append(steps, st)
-	}
-	return steps, nil
+	return compile(cmds, mode)
 }
 
 // isInteractiveShell says whether argv starts a shell that reads its commands from stdin: a
@@ -157,7 +178,7 @@ func isInteractiveShell(argv []string) bool {
 // isBuiltin says whether builtins.go runs the command name.
 func isBuiltin(name string) bool {
 	switch name {
-	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "test", "[":
+	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "test", "[", "[[", "date", "seq", "wget", "curl":
 		return true
 	}
 	return false
@@ -171,11 +192,11 @@ func parseCommand(words []string, mode unknownMode) step {
 	name, args := path.Base(words[0]), words[1:]
 	switch {
 	case name == "echo":
-		noEOL := len(args) > 0 && args[0] == "-n"
-		if noEOL {
-			args = args[1:]
-		}
-		return step{kind: stepEcho, text: strings.Join(args, " "), noEOL: noEOL}
+		return parseEcho(args)
+	case name == "etcd": // the docs' grpc liveness pod: etcd's gRPC health on its client port
+		return step{kind: stepServe, serve: &serveSpec{proto: "grpc", port: etcdPort(args), health: "SERVING"}}
+	case name == "exec" && len(args) > 0: // the shell's exec runs CMD (what follows is not skipped)
+		return parseCommand(args, mode)
 	case name == "exit":
 		if len(args) == 0 {
 			return step{kind: stepExit, lastStatus: true}
@@ -203,6 +224,12 @@ func parseCommand(words []string, mode unknownMode) step {
 		return step{kind: stepSleep, d: d}
 	case name == "alloc" || name == "burn":
 		return parseUsage(name, args)
+	case name == "stress":
+		return parseStress(args)
+	case name == "perl":
+		if st, ok := parsePerl(words); ok {
+			return st
+		}
 	case name == "serve" || name == "httpd":
 		spec, bg, msg := parseServe(name, args)
 		if spec == nil {
@@ -216,7 +243,29 @@ func parseCommand(words []string, mode unknownMode) step {
 	case unknownNotFound:
 		return step{kind: stepFail, code: 127, text: fmt.Sprintf("sh: %s: not found", words[0])}
 	}
-	return step{kind: stepForever}
+	return step{kind: stepForever, text: notModelled(fmt.Sprintf("%q", words[0]))}
+}
+
+// echoFlags matches echo's options: -n (no newline), -e (backslash escapes), -E (none).
+var echoFlags = regexp.MustCompile(`^-[neE]+$`)
+
+// parseEcho parses echo [-neE] WORDS…, as busybox's echo: with -e, \n \t \\ and \c (stop
+// here, no newline) are interpreted.
+func parseEcho(args []string) step {
+	noEOL, escapes := false, false
+	for len(args) > 0 && echoFlags.MatchString(args[0]) {
+		noEOL = noEOL || strings.Contains(args[0], "n")
+		escapes = strings.Contains(args[0], "e") || (escapes && !strings.Contains(args[0], "E"))
+		args = args[1:]
+	}
+	text := strings.Join(args, " ")
+	if escapes {
+		if i := strings.Index(text, `\c`); i >= 0 {
+			text, noEOL = text[:i], true
+		}
+		text = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\\`, `\`).Replace(text)
+	}
+	return step{kind: stepEcho, text: text, noEOL: noEOL}
 }
 
 // parseSleep parses coreutils sleep's argument: a non-negative number with an optional unit

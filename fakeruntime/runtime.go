@@ -94,14 +94,17 @@ type Runtime struct {
 	images     map[string]*image // by image ID
 	usedIPs    map[netip.Addr]string
 	listeners  map[netip.AddrPort]*server // what containers serve, for port-forward
-	events     eventBus
-	faults     faults
-	netConfig  *runtimeapi.RuntimeConfig // last UpdateRuntimeConfig
-	served     bool                      // Serve was called
-	stopped    bool                      // Serve is shutting down; timers no longer fire
-	logger     klog.Logger               // for work not tied to a call (program steps); set by Serve
-	streams    streaming.Server          // hands out streaming URLs; set by Serve
-	streamURL  string                    // base URL of the streaming server; set by Serve
+	// reachable mirrors the keys of listeners, readable without mu: wget and curl in a program
+	// that runs under mu check their address against it (fetch.go).
+	reachable sync.Map
+	events    eventBus
+	faults    faults
+	netConfig *runtimeapi.RuntimeConfig // last UpdateRuntimeConfig
+	served    bool                      // Serve was called
+	stopped   bool                      // Serve is shutting down; timers no longer fire
+	logger    klog.Logger               // for work not tied to a call (program steps); set by Serve
+	streams   streaming.Server          // hands out streaming URLs; set by Serve
+	streamURL string                    // base URL of the streaming server; set by Serve
 
 	// mux, when set (Mux.NewRuntime), serves this runtime's CRI calls for node: Serve then
 	// serves only the streaming server, no socket of its own.

@@ -92,6 +92,7 @@ type scanner struct {
 	quoted  bool      // the current word had quotes or escapes: "2" is then no descriptor
 	pending *redirect // a redirection waiting for its target word
 	both    bool      // pending came from "&>": stderr follows stdout
+	err     error     // a syntax error found inside a word (an unclosed "$(")
 }
 
 // parseScript cuts a script into simple commands. Its error reads as sh's would. Each character
@@ -107,6 +108,9 @@ func parseScript(script string) ([]command, error) {
 			s.scanQuoted(c)
 		case !s.scanWord(c):
 			err = s.scanOperator(c)
+		}
+		if err == nil {
+			err = s.err
 		}
 		if err != nil {
 			return nil, err
@@ -129,6 +133,8 @@ func (s *scanner) scanQuoted(c rune) {
 	switch {
 	case c == s.quote:
 		s.quote = 0
+	case s.quote == '"' && (c == '$' || c == '`'):
+		s.dollar(c, markQuoted)
 	case s.quote == '"' && c == '\\' && strings.ContainsRune("\"\\$`\n", s.peek()):
 		s.i++
 		if s.runes[s.i] != '\n' {
@@ -146,6 +152,8 @@ func (s *scanner) scanWord(c rune) bool {
 	switch {
 	case c == '\'' || c == '"':
 		s.quote, s.inWord, s.quoted = c, true, true
+	case c == '$' || c == '`':
+		s.dollar(c, markUnquoted)
 	case c == '\\':
 		if s.i++; s.i < len(s.runes) && s.runes[s.i] != '\n' {
 			s.word.WriteRune(s.runes[s.i])

@@ -54,7 +54,7 @@ func (s *serveSpec) String() string {
 	return strings.Join(words, " ")
 }
 
-const serveUsage = "serve: usage: serve http PORT [/PATH=CODE|/PATH=FILE]… | serve tcp PORT | serve grpc PORT [SERVING|NOT_SERVING|FILE]"
+const serveUsage = "serve: usage: serve http PORT [/PATH=CODE|/PATH=FILE]… | serve tcp PORT | serve grpc PORT [SERVING|NOT_SERVING|FILE] | serve redis PORT"
 
 // parseServe parses `serve PROTO PORT …` or busybox's `httpd [-f] [-p [IP:]PORT] [-h DIR]`
 // (without -f, httpd goes to the background). On a mistake spec is nil and msg says why.
@@ -93,7 +93,7 @@ func parseServe(name string, args []string) (spec *serveSpec, bg bool, msg strin
 	}
 	spec = &serveSpec{proto: args[0], port: port}
 	switch rest := args[2:]; spec.proto {
-	case "tcp":
+	case "tcp", "redis":
 		if len(rest) > 0 {
 			return nil, false, serveUsage
 		}
@@ -151,8 +151,11 @@ func listen(spec *serveSpec, v view) (*server, error) {
 	l, err := net.Listen("tcp", addr.String())
 	if err != nil {
 		hint := ""
-		if errors.Is(err, syscall.EADDRINUSE) {
+		switch {
+		case errors.Is(err, syscall.EADDRINUSE):
 			hint = fmt.Sprintf(": another container of this pod, or a host process listening on *:%d, has the port (pod IPs are addresses of the host)", spec.port)
+		case errors.Is(err, syscall.EACCES):
+			hint = fmt.Sprintf(": ports below 1024 need root, or `sudo sysctl net.ipv4.ip_unprivileged_port_start=%d` (pod IPs are addresses of the host)", spec.port)
 		}
 		return nil, fmt.Errorf("serve: can't listen on %s: %s%s", addr, errText(err), hint)
 	}
@@ -168,8 +171,10 @@ func listen(spec *serveSpec, v view) (*server, error) {
 		healthpb.RegisterHealthServer(gs, healthServer{spec: spec, fs: v.fs})
 		wg.Go(func() { _ = gs.Serve(l) })
 		srv.stop = func() { gs.Stop(); wg.Wait() }
+	case "redis":
+		srv.stop = serveConns(l, answerRedis)
 	default:
-		srv.stop = serveEcho(l)
+		srv.stop = serveConns(l, func(c net.Conn) { _, _ = io.Copy(c, c) })
 	}
 	return srv, nil
 }
@@ -244,9 +249,9 @@ func (h healthServer) Check(context.Context, *healthpb.HealthCheckRequest) (*hea
 	return &healthpb.HealthCheckResponse{Status: st}, nil
 }
 
-// serveEcho echoes each connection accepted on l back to it until the client closes its side,
-// and returns the function that stops it.
-func serveEcho(l net.Listener) (stop func()) {
+// serveConns runs handle on each connection accepted on l (then closes it), and returns the
+// function that stops it: serve tcp echoes until the client closes its side, serve redis answers.
+func serveConns(l net.Listener, handle func(net.Conn)) (stop func()) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	conns := map[net.Conn]bool{}
@@ -266,7 +271,7 @@ func serveEcho(l net.Listener) (stop func()) {
 			conns[c] = true
 			mu.Unlock()
 			wg.Go(func() {
-				_, _ = io.Copy(c, c)
+				handle(c)
 				_ = c.Close()
 				mu.Lock()
 				delete(conns, c)
