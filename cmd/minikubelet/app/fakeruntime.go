@@ -120,9 +120,14 @@ func adminSocket(socket string) string {
 
 // newFakeRuntime is kubelet.Config.FakeRuntime: the fake runtime of a kubelet alone.
 func newFakeRuntime(socket, podCIDR string) (kubelet.RuntimeServer, error) {
-	rt, err := fakeruntime.New(fakeruntime.Config{Socket: socket, PodCIDR: podCIDR})
+	return served(fakeruntime.New(fakeruntime.Config{Socket: socket, PodCIDR: podCIDR}))
+}
+
+// served hands the kubelet a runtime, or its error: never a nil *Runtime inside a non-nil
+// interface, which the kubelet could not tell from a runtime.
+func served(rt *fakeruntime.Runtime, err error) (kubelet.RuntimeServer, error) {
 	if err != nil {
-		return nil, err // not a nil *Runtime in a non-nil interface
+		return nil, err
 	}
 	return rt, nil
 }
@@ -133,11 +138,7 @@ type fakeMux struct{ *fakeruntime.Mux }
 var _ kubelet.RuntimeMux = fakeMux{}
 
 func (m fakeMux) NewRuntime(node, podCIDR string) (kubelet.RuntimeServer, error) {
-	rt, err := m.Mux.NewRuntime(node, fakeruntime.Config{PodCIDR: podCIDR})
-	if err != nil {
-		return nil, err
-	}
-	return rt, nil
+	return served(m.Mux.NewRuntime(node, fakeruntime.Config{PodCIDR: podCIDR}))
 }
 
 func (fakeMux) NodeKey() string { return fakeruntime.NodeMetadataKey }
