@@ -76,20 +76,11 @@ func TestKubectlExecLogsPortForward(t *testing.T) {
 	if out, code := kubectl(t, "", "-n", ns, "exec", "shell", "--", "sh", "-c", "exit 3"); code != 3 {
 		t.Errorf("kubectl exec -- sh -c 'exit 3': exit %d, want 3; %q", code, out)
 	}
-	script := fmt.Sprintf("%s --kubeconfig %s -n %s exec -it shell -- echo from-a-tty", cluster.Kubectl, cluster.AdminKubeconfig, ns)
-	// script forwards its stdin to the pty and ends at its EOF; CI runs with no stdin at all, so
-	// give it a pipe that stays open while the command runs.
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ttyCmd := exec.Command("script", "-qec", script, "/dev/null")
-	ttyCmd.Stdin = stdinR
-	ttyOut, err := ttyCmd.CombinedOutput()
-	stdinW.Close()
-	stdinR.Close()
-	if err != nil || !strings.Contains(string(ttyOut), "from-a-tty\r\n") {
-		t.Errorf("kubectl exec -it under a pty: %v, %q", err, ttyOut)
+	// kubectl on a real pseudo-terminal (tty_test.go), as a user at a terminal runs it.
+	tty := kubectlOnTTY(t, "-n", ns, "exec", "-it", "shell", "--", "echo", "from-a-tty")
+	tty.waitFor(0, "from-a-tty\r\n")
+	if code := tty.exitCode(); code != 0 {
+		t.Errorf("kubectl exec -it -- echo from-a-tty: exit %d; the terminal shows %q", code, tty.String())
 	}
 	// The fake runtime never runs host programs, whatever exec asks.
 	marker := filepath.Join(t.TempDir(), "pwned")
