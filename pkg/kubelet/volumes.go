@@ -91,7 +91,11 @@ func (h *runtimeHelper) GenerateRunContainerOptions(ctx context.Context, pod *co
 	h.mu.Lock()
 	dirs := h.hostDirs[pod.UID]
 	h.mu.Unlock()
-	for _, m := range volume.Mounts(pod, c, dirs) {
+	mounts, err := volume.Mounts(pod, c, dirs, volume.MountConfig{PodDir: filepath.Join(h.rootDir, "pods", string(pod.UID)), Env: envs})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mounts {
 		opts.Mounts = append(opts.Mounts, kuberuntime.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath, ReadOnly: m.ReadOnly})
 	}
 	if shouldMountHostsFile(pod, c, podIPs) {

@@ -215,16 +215,21 @@ type Mount struct {
 	ReadOnly      bool
 }
 
-// Mounts maps the container's volumeMounts to host directories (from SetUpPod), in order.
-// Mounts of volumes with no host directory are left out. As upstream makeMounts, API-data
-// volumes (secret, configMap, projected, downwardAPI) are always read-only. subPath and
-// subPathExpr are ignored: the whole volume is mounted.
-func Mounts(pod *corev1.Pod, c *corev1.Container, hostDirs map[string]string) []Mount {
+// Mounts maps the container's volumeMounts to host paths (from SetUpPod), in order. Mounts of
+// volumes with no host directory are left out. As upstream makeMounts, API-data volumes (secret,
+// configMap, projected, downwardAPI) are always read-only. A mount with subPath or subPathExpr
+// gets the file or directory it names inside the volume (subpath.go); its error is the
+// container's CreateContainerConfigError.
+func Mounts(pod *corev1.Pod, c *corev1.Container, hostDirs map[string]string, cfg MountConfig) ([]Mount, error) {
 	var mounts []Mount
-	for _, m := range c.VolumeMounts {
+	for i, m := range c.VolumeMounts {
 		host, ok := hostDirs[m.Name]
 		if !ok {
 			continue
+		}
+		host, err := subPathSource(pod, c, i, cfg, host)
+		if err != nil {
+			return nil, err
 		}
 		mounts = append(mounts, Mount{
 			ContainerPath: m.MountPath,
@@ -232,7 +237,7 @@ func Mounts(pod *corev1.Pod, c *corev1.Container, hostDirs map[string]string) []
 			ReadOnly:      m.ReadOnly || isAPIDataVolume(pod, m.Name),
 		})
 	}
-	return mounts
+	return mounts, nil
 }
 
 func isAPIDataVolume(pod *corev1.Pod, name string) bool {

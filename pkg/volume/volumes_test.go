@@ -291,7 +291,7 @@ func TestMounts(t *testing.T) {
 	c := &corev1.Container{VolumeMounts: []corev1.VolumeMount{
 		{Name: "creds", MountPath: "/etc/creds"},
 		{Name: "scratch", MountPath: "/tmp"},
-		{Name: "scratch", MountPath: "/data", ReadOnly: true, SubPath: "ignored"},
+		{Name: "scratch", MountPath: "/data", ReadOnly: true},
 		{Name: "host", MountPath: "/var/log"}, // no host directory: left out
 		{Name: "podinfo", MountPath: "/etc/podinfo"},
 	}}
@@ -301,7 +301,7 @@ func TestMounts(t *testing.T) {
 		{ContainerPath: "/data", HostPath: "/r/scratch", ReadOnly: true},
 		{ContainerPath: "/etc/podinfo", HostPath: "/r/podinfo", ReadOnly: true},
 	}
-	if got := Mounts(pod, c, dirs); !slices.Equal(got, want) {
-		t.Errorf("Mounts =\n  %+v\nwant\n  %+v", got, want)
+	if got, err := Mounts(pod, c, dirs, MountConfig{}); err != nil || !slices.Equal(got, want) {
+		t.Errorf("Mounts = %v,\n  %+v\nwant\n  %+v", err, got, want)
 	}
 }
