@@ -87,6 +87,8 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 				fail("mkdir: can't create directory '%s': %s", p, errText(err))
 			}
 		}
+	case "ln":
+		ln(v.fs, args, fail)
 	case "test", "[", "[[":
 		if closer := map[string]string{"[": "]", "[[": "]]"}[name]; closer != "" {
 			if len(args) == 0 || args[len(args)-1] != closer {
@@ -186,6 +188,19 @@ func ls(fs *rootfs, paths []string, out *strings.Builder, fail func(string, ...a
 		for _, n := range names {
 			out.WriteString(n + "\n")
 		}
+	}
+}
+
+// ln makes symbolic links (ln -s TARGET LINK): only inside a mounted volume, where the host
+// filesystem holds them; the in-memory layer has none, and there are no hard links.
+func ln(fs *rootfs, args []string, fail func(string, ...any)) {
+	ops := operands(args)
+	if !hasFlag(args, 's') || len(ops) != 2 {
+		fail("ln: only ln -s TARGET LINK is modelled")
+		return
+	}
+	if err := fs.symlink(ops[0], ops[1]); err != nil {
+		fail("ln: %s: %s", ops[1], errText(err))
 	}
 }
 

@@ -99,6 +99,7 @@
 //	cat FILE… | ls [PATH…]          read the container's filesystem; busybox's message and status 1
 //	touch F… | rm [-f] [-r] F…      if something is missing ("cat: can't open 'F': No such file or
 //	mkdir [-p] D…                   directory"), read-only ("… Read-only file system") or a mount point
+//	ln -s TARGET LINK               a symlink, inside a mounted volume only (the layer holds none)
 //	test EXPR | [ EXPR ] | [[ EXPR ]]   -e -f -d -s F, -n -z S, S = S, S != S, N -eq|-ne|-lt|-le|-gt|-ge N, ! EXPR
 //	serve …, httpd …                answer on the pod IP (see "Serving")
 //	alloc QUANTITY                  the working set grows by QUANTITY (alloc 200Mi) until the container
@@ -150,7 +151,10 @@
 //	                  directory, read and written for real. Mount.Readonly refuses writes with
 //	                  "Read-only file system"; a mount point cannot be removed ("Device or
 //	                  resource busy"). Host operations are confined to the mount with os.Root:
-//	                  a symlink that leads out of it is refused ("Permission denied"). The atomic
+//	                  a symlink that leads out of it is refused ("Permission denied"). A mount's
+//	                  source is resolved once, at CreateContainer, as a bind mount's: a symlink
+//	                  swapped in on its path later is refused, never followed. A file mount (a
+//	                  subPath file, /etc/hosts) is one file: its directory lists it. The atomic
 //	                  writer's "..data" entries stay hidden, as ls hides them.
 //	/tmp/healthy      anywhere else: an in-memory layer of at most 16 MiB that starts with
 //	                  busybox's directories (/bin /dev /etc /home /proc /root /run /sys /tmp /usr

@@ -178,7 +178,7 @@ func isInteractiveShell(argv []string) bool {
 // isBuiltin says whether builtins.go runs the command name.
 func isBuiltin(name string) bool {
 	switch name {
-	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "test", "[", "[[", "date", "seq", "wget", "curl":
+	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "ln", "test", "[", "[[", "date", "seq", "wget", "curl":
 		return true
 	}
 	return false

@@ -53,7 +53,7 @@ type layerFile struct {
 // Errors are *fs.PathError with the container's path and a syscall.Errno, so commands print
 // busybox's messages. Safe for concurrent use.
 type rootfs struct {
-	mounts  []*runtimeapi.Mount // from the CRI config; never changed
+	mounts  []*hostMount // from the CRI config; never changed
 	workDir string              // where relative paths start
 
 	mu    sync.Mutex
@@ -66,7 +66,7 @@ func newRootfs(mounts []*runtimeapi.Mount, workDir string) *rootfs {
 	f := &rootfs{workDir: "/", layer: map[string]*layerFile{"/dev/null": {kind: kindNull}}}
 	for _, m := range mounts {
 		if m.GetContainerPath() != "" && m.GetHostPath() != "" {
-			f.mounts = append(f.mounts, m)
+			f.mounts = append(f.mounts, newHostMount(m))
 		}
 	}
 	for _, d := range baseDirs() {
@@ -306,6 +306,27 @@ func (f *rootfs) mkdirLocked(p string, parents bool) error {
 		return err
 	}
 	f.layer[p] = &layerFile{kind: kindDir}
+	return nil
+}
+
+// symlink makes link a symbolic link to target, which is kept as written (a container's "/"
+// means its own root, so the fake's filesystem never follows a link out of its mount). Only in a
+// mounted volume: the in-memory layer holds no links ("Operation not permitted").
+func (f *rootfs) symlink(target, link string) error {
+	p := f.abs(link)
+	m, rel := f.mountFor(p)
+	switch {
+	case m == nil:
+		return pathError("symlink", p, syscall.EPERM)
+	case rel == ".":
+		return pathError("symlink", p, syscall.EEXIST)
+	}
+	err := onHost(m, rel, true, func(root *os.Root, name string) error {
+		return root.Symlink(target, name)
+	})
+	if err != nil {
+		return pathError("symlink", p, err)
+	}
 	return nil
 }
 

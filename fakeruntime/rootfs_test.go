@@ -112,6 +112,14 @@ func TestContainerFilesystem(t *testing.T) {
 		{"; goes on after a failure, the last status counts", "false; echo after", "after\n", "", 0},
 		{"|| recovers, && stops", "false || echo recovered && false && echo never", "recovered\n", "", 1},
 		{"exit without a number keeps $?", "cat /none 2>/dev/null; exit", "", "", 1},
+		{"ln -s in a volume; the link is never followed out of it", "ln -s / /cache/root && ls /cache/root",
+			"", "ls: /cache/root: Permission denied\n", 1},
+		{"ln -s in a volume to a file inside it", "echo in > /cache/in; ln -s in /cache/alias && cat /cache/alias", "in\n", "", 0},
+		{"ln -s where a file is", "ln -s / /cache/in", "", "ln: /cache/in: File exists\n", 1},
+		{"no links in the layer", "ln -s / /tmp/root", "", "ln: /tmp/root: Operation not permitted\n", 1},
+		{"no hard links", "ln /cache/in /cache/hard", "", "ln: only ln -s TARGET LINK is modelled\n", 1},
+		{"a file mount: its directory lists it", "ls /dev && ls /dev/termination-log", "null\ntermination-log\n/dev/termination-log\n", "", 0},
+		{"a file mount is not a directory", "cat /dev/termination-log/x", "", "cat: can't open '/dev/termination-log/x': Not a directory\n", 1},
 		{"no pipes", "echo x | cat", "", "sh: the fake runtime's shell has no pipes (|): run the commands one by one\n", 2},
 	}
 	for _, tc := range tests {
@@ -134,6 +142,38 @@ func TestContainerFilesystem(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(f.config, "new")); !os.IsNotExist(err) {
 		t.Errorf("a read-only mount was written to: %v", err)
+	}
+}
+
+// A runtime's bind mount resolves its source once, when the container is created (upstream's
+// subPath bind mount relies on it): a directory of a shared volume that another container
+// replaces by a symlink to the host afterwards must not lead this container out of its mount.
+func TestMountSourceSwappedForASymlink(t *testing.T) {
+	dir := t.TempDir()
+	vol, outside := filepath.Join(dir, "vol"), filepath.Join(dir, "outside")
+	for _, d := range []string{filepath.Join(vol, "sub"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, data := range map[string]string{filepath.Join(vol, "sub", "f"): "mine", filepath.Join(outside, "f"): "host only"} {
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := view{fs: newRootfs([]*runtimeapi.Mount{{ContainerPath: "/data", HostPath: filepath.Join(vol, "sub")}}, "")}
+	if out, _, _ := runScript(t, v, "cat /data/f"); out != "mine" {
+		t.Fatalf("cat /data/f = %q before the swap, want mine", out)
+	}
+	if err := os.Rename(filepath.Join(vol, "sub"), filepath.Join(vol, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(vol, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, status := runScript(t, v, "cat /data/f")
+	if out != "" || status == 0 {
+		t.Errorf("cat /data/f after the swap = %q, %q, %d; want it refused", out, errOut, status)
 	}
 }
 
