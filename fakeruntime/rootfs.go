@@ -54,7 +54,7 @@ type layerFile struct {
 // busybox's messages. Safe for concurrent use.
 type rootfs struct {
 	mounts  []*hostMount // from the CRI config; never changed
-	workDir string              // where relative paths start
+	workDir string       // where relative paths start
 
 	mu    sync.Mutex
 	layer map[string]*layerFile // by clean absolute path

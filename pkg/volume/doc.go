@@ -14,8 +14,12 @@
 //   - pkg/volume/downwardapi/downwardapi.go: CollectData, and pkg/fieldpath/fieldpath.go
 //     (DownwardAPIPayload, fieldpath.go);
 //   - pkg/kubelet/kubelet_pods.go: makeEnvironmentVariables, podFieldSelectorRuntimeValue and
-//     makeMounts (env.go: MakeEnvironment; volumes.go: Mounts), getServiceEnvVarMap with
+//     makeMounts (env.go: MakeEnvironment; volumes.go: Mounts; subpath.go: its subPath
+//     checks), getServiceEnvVarMap with
 //     pkg/kubelet/envvars/envvars.go (env_services.go: ServiceEnv);
+//   - pkg/volume/util/subpath/subpath_linux.go: SafeMakeDir, doSafeMakeDir, doBindSubPath,
+//     safeOpenSubPath, doSafeOpen (subpath.go: safeMakeDir, prepareSubPath, safeOpen, pinFile);
+//     pkg/kubelet/container/helpers.go ExpandContainerVolumeMounts (expandSubPath);
 //   - pkg/kubelet/kubelet_resources.go defaultPodLimitsForDownwardAPI and
 //     pkg/api/v1/resource/helpers.go ExtractContainerResourceValue (env_resources.go).
 //
@@ -78,7 +82,13 @@
 //
 // # Simplified
 //
-// No mounts (no tmpfs for secrets, no SELinux relabel, no fsGroup/fsUser ownership), no subPath.
+// No mounts (no tmpfs for secrets, no SELinux relabel, no fsGroup/fsUser ownership). subPath
+// (subpath.go) pins a file with a hard link where upstream bind-mounts /proc/<pid>/fd/<fd>, and
+// hands a directory to the runtime as its checked real path: the fake runtime never follows a
+// symlink swapped in later, but containerd's mount of it could, between our check and its mount
+// (upstream's bind mount closes that window; it needs a mount in the kubelet's namespace). A
+// subPath file on another filesystem than the root dir (a hostPath) cannot be hard-linked and
+// is handed over as its checked path too.
 // A token file always takes the volume's defaultMode (upstream: 0600 when the pod sets fsGroup,
 // then chowned). clusterTrustBundle, podCertificate and fileKeyRef are errors; resourceFieldRef
 // works in env, not yet in volumes. hostPath (host_path.go) hands the node's path to the runtime
