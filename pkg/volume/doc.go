@@ -84,9 +84,11 @@
 //
 // No mounts (no tmpfs for secrets, no SELinux relabel, no fsGroup/fsUser ownership). subPath
 // (subpath.go) pins a file with a hard link where upstream bind-mounts /proc/<pid>/fd/<fd>, and
-// hands a directory to the runtime as its checked real path: the fake runtime never follows a
-// symlink swapped in later, but containerd's mount of it could, between our check and its mount
-// (upstream's bind mount closes that window; it needs a mount in the kubelet's namespace). A
+// hands a directory to the runtime as its checked real path. Once the container exists neither
+// runtime follows a symlink swapped in on that path (a bind mount holds the directory; the fake
+// runtime opens it with RESOLVE_NO_SYMLINKS), but a swap between our check and the runtime's
+// CreateContainer is not caught: upstream closes that window by bind-mounting the opened fd under
+// volume-subpaths, a mount in the kubelet's namespace that we do not make. A
 // subPath file on another filesystem than the root dir (a hostPath) cannot be hard-linked and
 // is handed over as its checked path too.
 // A token file always takes the volume's defaultMode (upstream: 0600 when the pod sets fsGroup,

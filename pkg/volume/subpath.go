@@ -18,7 +18,8 @@ package volume
 //	                       upstream: bind-mount /proc/<pid>/fd/<fd> at
 //	                       <pod>/volume-subpaths/<volume>/<container>/<index>
 //	ours                   a file: hard-link /proc/self/fd/<fd> there (the same inode, pinned)
-//	                       a directory: the checked real path
+//	                       a directory: the checked real path (a symlink swapped in before the
+//	                       runtime's CreateContainer is not caught: doc.go, "Simplified")
 //
 // Pinning a file means what upstream's bind mount means: the container keeps the version it
 // started with. A ConfigMap key's file is "..<timestamp>/key" behind "key -> ..data/key"; the
