@@ -162,7 +162,8 @@ func (h *runtimeHelper) setUpVolumes(ctx context.Context, pod *corev1.Pod) (repo
 	}
 	h.mountBackoff.Next(id, now)
 	report = mountErrorsToReport(volumeErrors(err), since, now)
-	return report, &podworkers.RetryAfterError{Err: err, After: h.mountBackoff.Get(id)}
+	// Nothing to report yet (the authorizer's lag): a quiet wait in the log too, not an error.
+	return report, &podworkers.RetryAfterError{Err: err, After: h.mountBackoff.Get(id), Quiet: len(report) == 0}
 }
 
 // authorizerLag is how long a pod's volumes may fail because the API server has not caught up

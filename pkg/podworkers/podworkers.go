@@ -285,9 +285,7 @@ func (p *PodWorkers) syncOnce(uid types.UID, st *podStatus) {
 		if errors.As(err, &soon) {
 			retryIn = soon.After
 		}
-		if p.ctx.Err() == nil {
-			logger.Error(err, "Error syncing pod; will retry", "retryIn", retryIn)
-		}
+		logSyncError(logger, err, retryIn, p.ctx.Err() != nil)
 		st.nextSync = start.Add(retryIn)
 		return
 	}

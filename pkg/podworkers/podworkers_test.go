@@ -484,3 +484,38 @@ func TestUpdatesBeforeRunWaitForRun(t *testing.T) {
 	run(t, ctx, cancel, w)
 	expect(t, r, "sync:create:1")
 }
+
+// A failed sync is logged by upstream's rule (pod_workers.go): at Error level, except a sync cut
+// short by cancellation (V(2)); and, as no Event reports it either, a quiet wait (V(2)).
+func TestLogSyncErrorLevels(t *testing.T) {
+	cases := []struct {
+		name     string
+		err      error
+		stopping bool
+		wantType ktesting.LogType
+		wantMsg  string
+	}{
+		{"a failure", errors.New("CrashLoopBackOff"), false, ktesting.LogError, "Error syncing pod; will retry"},
+		{"a volume that fails", &RetryAfterError{Err: errors.New(`secret "s" not found`), After: time.Second}, false, ktesting.LogError, "Error syncing pod; will retry"},
+		{"a quiet wait", fmt.Errorf("set up volumes: %w", &RetryAfterError{Err: errors.New("forbidden"), After: time.Second, Quiet: true}), false, ktesting.LogInfo, "Sync waiting; will retry"},
+		{"cancelled", fmt.Errorf("start container: %w", context.Canceled), false, ktesting.LogInfo, "Sync exited with context cancellation error"},
+		{"the pod workers stopping", errors.New("rpc error: code = Canceled"), true, ktesting.LogInfo, "Sync exited with context cancellation error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(2), ktesting.BufferLogs(true)))
+			logSyncError(logger, tc.err, time.Second, tc.stopping)
+			entries := logger.GetSink().(ktesting.Underlier).GetBuffer().Data()
+			if len(entries) != 1 {
+				t.Fatalf("%d log entries, want 1: %v", len(entries), entries)
+			}
+			e := entries[0]
+			if e.Type != tc.wantType || e.Message != tc.wantMsg {
+				t.Errorf("logged %s %q, want %s %q", e.Type, e.Message, tc.wantType, tc.wantMsg)
+			}
+			if e.Type == ktesting.LogInfo && e.Verbosity != 2 {
+				t.Errorf("logged at V(%d), want V(2)", e.Verbosity)
+			}
+		})
+	}
+}

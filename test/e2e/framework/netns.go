@@ -14,17 +14,26 @@ import (
 const inNetNSEnv = "MINIKUBELET_E2E_NETNS_ADDR"
 
 // InPrivateNetwork runs this test binary again in a network namespace of its own (`unshare
-// --net`), where lo is up and also carries addr: an address that is not a loopback address (so the
-// API server agrees to proxy to a node that has it) but that nothing outside the namespace can
-// reach. Every process the tests start — control plane, minikubelet, kubectl — lives in that
+// --net`), where lo is up and, unless addr is empty, also carries addr: an address that is not a
+// loopback address (so the API server agrees to proxy to a node that has it) but that nothing
+// outside the namespace can reach. With addr empty there is only 127.0.0.1 (and ::1), so fixed
+// ports such as `make run`'s :10250 are the namespace's own. Every process the tests start — control plane, minikubelet, kubectl — lives in that
 // namespace and vanishes with it; nothing on the host changes.
 //
 // Call it first in TestMain. In the outer process it returns done=true and the inner run's exit
 // code; in the inner process it sets up the namespace and returns done=false. Without root (no
 // namespace), it says so and returns done=true with code 1, so no test counts as passed.
 func InPrivateNetwork(addr string) (done bool, code int) {
-	if os.Getenv(inNetNSEnv) == addr {
-		for _, args := range [][]string{{"link", "set", "lo", "up"}, {"addr", "add", addr + "/32", "dev", "lo"}} {
+	marker := addr
+	if addr == "" {
+		marker = "lo"
+	}
+	if os.Getenv(inNetNSEnv) == marker {
+		setUp := [][]string{{"link", "set", "lo", "up"}}
+		if addr != "" {
+			setUp = append(setUp, []string{"addr", "add", addr + "/32", "dev", "lo"})
+		}
+		for _, args := range setUp {
 			if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 				fmt.Fprintf(os.Stderr, "e2e: ip %v in the test namespace: %v: %s\n", args, err, out)
 				return true, 1
@@ -39,7 +48,7 @@ func InPrivateNetwork(addr string) (done bool, code int) {
 	cmd := exec.Command("unshare", append([]string{"--net", "--", os.Args[0]}, os.Args[1:]...)...)
 	// An external cluster (MINIKUBELET_E2E_KUBECONFIG) is out of reach from the namespace: the
 	// inner run always starts its own.
-	env := []string{inNetNSEnv + "=" + addr}
+	env := []string{inNetNSEnv + "=" + marker}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "MINIKUBELET_E2E_KUBECONFIG=") {
 			env = append(env, kv)
