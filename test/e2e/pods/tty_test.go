@@ -7,12 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,104 +17,34 @@ import (
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
 )
 
-// terminalSession is the real kubectl running on a pseudo-terminal, as a user at a terminal runs
-// it: kubectl sees a tty, puts it in raw mode and sends each keystroke as it is typed.
+// terminalSession is the real kubectl running on a pseudo-terminal (framework.Terminal), as a
+// user at a terminal runs it, with the test's helpers around it.
 type terminalSession struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	master *os.File
-	done   chan struct{} // closed when kubectl has exited
-	err    error         // kubectl's exit, once done
-
-	mu     sync.Mutex
-	screen strings.Builder
+	t *testing.T
+	*framework.Terminal
 }
 
-// openPTY opens a new pseudo-terminal pair of 80x24: the master side (ours) and the terminal
-// (kubectl's stdin, stdout and stderr).
-func openPTY(t *testing.T) (master, tty *os.File) {
-	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open /dev/ptmx: %v", err)
-	}
-	fd := int(master.Fd())
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil { // unlockpt
-		t.Fatalf("unlock pty: %v", err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN) // ptsname
-	if err != nil {
-		t.Fatalf("pty number: %v", err)
-	}
-	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open pty: %v", err)
-	}
-	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80}); err != nil {
-		t.Fatalf("set pty size: %v", err)
-	}
-	return master, tty
-}
-
-// kubectlOnTTY starts kubectl with args on a new pseudo-terminal, in its own session with the
-// terminal as its controlling tty. Cleanup kills it if it is still running.
+// kubectlOnTTY starts kubectl with args on a new pseudo-terminal. Cleanup kills it if it is
+// still running.
 func kubectlOnTTY(t *testing.T, args ...string) *terminalSession {
 	t.Helper()
-	master, tty := openPTY(t)
 	cmd := exec.Command(cluster.Kubectl, append([]string{"--kubeconfig", cluster.AdminKubeconfig}, args...)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.Env = append(os.Environ(), "TERM=xterm")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
+	term, err := framework.StartOnTerminal(cmd)
+	if err != nil {
 		t.Fatalf("start kubectl %v: %v", args, err)
 	}
-	_ = tty.Close() // kubectl holds it now: its exit ends our reads
-	s := &terminalSession{t: t, cmd: cmd, master: master, done: make(chan struct{})}
-	go s.readScreen()
-	go func() {
-		s.err = cmd.Wait()
-		close(s.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-s.done:
-		default:
-			_ = cmd.Process.Kill()
-			<-s.done
-		}
-		_ = master.Close()
-	})
-	return s
-}
-
-// readScreen records what kubectl shows, until the terminal closes.
-func (s *terminalSession) readScreen() {
-	buf := make([]byte, 4096)
-	for {
-		n, err := s.master.Read(buf)
-		s.mu.Lock()
-		s.screen.Write(buf[:n])
-		s.mu.Unlock()
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (s *terminalSession) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.screen.String()
+	t.Cleanup(func() { _ = term.Wait(0) })
+	return &terminalSession{t: t, Terminal: term}
 }
 
 // waitFor waits until the screen, after what was seen before, shows want; it returns the screen.
 func (s *terminalSession) waitFor(seen int, want string) string {
 	s.t.Helper()
-	var screen string
-	framework.Eventually(s.t, time.Minute, fmt.Sprintf("the terminal shows %q", want), func() (bool, string) {
-		screen = s.String()
-		return strings.Contains(screen[min(seen, len(screen)):], want), fmt.Sprintf("it shows %q", screen)
-	})
+	screen, err := s.WaitFor(seen, want, time.Minute)
+	if err != nil {
+		s.t.Fatalf("the terminal: %v; it shows %q", err, screen)
+	}
 	return screen
 }
 
@@ -129,7 +56,7 @@ func (s *terminalSession) typeKeys(after, keys string) int {
 	if after != "" {
 		seen = len(s.waitFor(0, after))
 	}
-	if _, err := s.master.WriteString(keys); err != nil {
+	if err := s.Type(keys); err != nil {
 		s.t.Fatalf("type %q: %v", keys, err)
 	}
 	return seen
@@ -139,19 +66,19 @@ func (s *terminalSession) typeKeys(after, keys string) int {
 func (s *terminalSession) exitCode() int {
 	s.t.Helper()
 	select {
-	case <-s.done:
+	case <-s.Done():
 	case <-time.After(time.Minute):
 		s.t.Fatalf("kubectl did not exit; the terminal shows %q", s.String())
 	}
-	s.t.Logf("kubectl exited (%v); the terminal showed %q", s.err, s.String())
+	s.t.Logf("kubectl exited (%v); the terminal showed %q", s.Err(), s.String())
 	var exitErr *exec.ExitError
 	switch {
-	case s.err == nil:
+	case s.Err() == nil:
 		return 0
-	case errors.As(s.err, &exitErr):
+	case errors.As(s.Err(), &exitErr):
 		return exitErr.ExitCode()
 	}
-	s.t.Fatalf("kubectl: %v", s.err)
+	s.t.Fatalf("kubectl: %v", s.Err())
 	return -1
 }
 

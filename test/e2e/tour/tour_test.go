@@ -221,18 +221,22 @@ func (s *shell) runBlock(t *testing.T, b block) {
 func (s *shell) typeInto(cmd string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	term, err := startOnTerminal(s.command(ctx, cmd))
+	term, err := framework.StartOnTerminal(s.command(ctx, cmd))
 	if err != nil {
 		return "", err
 	}
 	seen := 0
 	for _, k := range typed[withoutComment(cmd)] {
-		if seen, err = term.typeAfter(seen, k.after, k.keys, time.Minute); err != nil {
-			_ = term.wait(0)
+		screen, err := term.WaitFor(seen, k.after, time.Minute)
+		if err == nil {
+			seen, err = len(screen), term.Type(k.keys)
+		}
+		if err != nil {
+			_ = term.Wait(0)
 			return term.String(), err
 		}
 	}
-	err = term.wait(time.Minute)
+	err = term.Wait(time.Minute)
 	return term.String(), err
 }
 
