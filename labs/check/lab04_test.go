@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +44,33 @@ func TestSandboxReplaced(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if r := sandboxReplaced(pod, tc.sandboxes); r.ok != tc.ok {
 				t.Errorf("got %s, want ok=%v", r, tc.ok)
+			}
+		})
+	}
+}
+
+// Lab 04, exercise 3 skipped: every relist took milliseconds, so the histogram's bucket
+// le="1.024" holds them all: missing, and the fix names the latency command.
+func TestLab04SkippedSlowRuntime(t *testing.T) {
+	histogram := func(fast, count int) string {
+		return fmt.Sprintf("# TYPE %s histogram\n%s_bucket{le=\"0.512\"} %d\n%s_bucket{le=\"1.024\"} %d\n%s_bucket{le=\"2.048\"} %d\n%s_sum 12.5\n%s_count %d\nkubelet_pod_workers 5\n",
+			relistMetric, relistMetric, fast, relistMetric, fast, relistMetric, count, relistMetric, relistMetric, count)
+	}
+	tests := []struct {
+		name string
+		text string
+		ok   bool
+		says string
+	}{
+		{"exercise 3 skipped: every relist fast", histogram(120, 120), false, "the runtime was never slow"},
+		{"no histogram", "kubelet_pod_workers 5\n", false, "has no " + relistMetric},
+		{"done: two slow relists", histogram(118, 120), true, "2 of 120 relists took longer than 1.024 s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := slowRelists(parseRelistHistogram(tc.text))
+			if r.ok != tc.ok || !strings.Contains(r.String(), tc.says) || (!r.ok && tc.name != "no histogram" && !strings.Contains(r.fix, "latency ListContainers 2s")) {
+				t.Errorf("got %q, want ok=%v containing %q", r, tc.ok, tc.says)
 			}
 		})
 	}

@@ -318,7 +318,7 @@ func (n *node) lab03(t *testing.T) {
 	n.expectPass(t, "03", time.Minute)
 }
 
-// Lab 04: kill a container behind the kubelet's back; flip a sandbox NOTREADY.
+// Lab 04: kill a container behind the kubelet's back; flip a sandbox NOTREADY; slow the runtime down.
 func (n *node) lab04(t *testing.T) {
 	n.expectMissing(t, "04", "pod default/lab04-kill does not exist")
 	kubectl(t, "run", "lab04-kill", "--image=busybox:1.36", "--", "sleep", "infinity")
@@ -343,7 +343,41 @@ func (n *node) lab04(t *testing.T) {
 		t.Fatalf("no sandbox of lab04-sandbox in the runtime: %+v", st.Sandboxes)
 	}
 	t.Log(n.fakeRuntime(t, "sandbox-not-ready", sandboxID))
+
+	// Exercise 3: a slow runtime, until a relist took over a second; then undone.
+	if code, out := n.labCheck(t, "04"); code != 1 || !strings.Contains(out, "[MISSING] all ") || !strings.Contains(out, "the runtime was never slow") {
+		t.Fatalf("lab-check 04 before exercise 3: exit code %d:\n%s", code, out)
+	}
+	t.Log(n.fakeRuntime(t, "latency", "ListContainers", "2s"))
+	n.waitSlowRelist(t)
+	t.Log(n.fakeRuntime(t, "latency", "ListContainers", "0s"))
 	n.expectPass(t, "04", time.Minute)
+}
+
+// waitSlowRelist waits until the kubelet's relist histogram counts a relist over 1.024 s
+// (kubelet_api /metrics | grep pleg_relist_duration_seconds, as exercise 3 reads it).
+func (n *node) waitSlowRelist(t *testing.T) {
+	t.Helper()
+	api, err := framework.SelfSignedKubeletAPI(n.rootDir, n.port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := cluster.AdminCert()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const metric = "kubelet_pleg_relist_duration_seconds"
+	waitFor(t, time.Minute, "a relist slower than 1.024 s", func() (bool, string) {
+		_, body := api.Get(t, "/metrics", admin)
+		values := map[string]string{}
+		for _, line := range strings.Split(body, "\n") {
+			if name, value, ok := strings.Cut(line, " "); ok && (name == metric+"_count" || name == metric+`_bucket{le="1.024"}`) {
+				values[name] = value
+			}
+		}
+		count, fast := values[metric+"_count"], values[metric+`_bucket{le="1.024"}`]
+		return count != "" && count != fast, fmt.Sprintf("count %s, at most 1.024 s: %s", count, fast)
+	})
 }
 
 // Lab 05: a crash loop under restartPolicy Always, one Failed run under Never.
