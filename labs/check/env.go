@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,6 +29,7 @@ import (
 	"k8s.io/client-go/transport/spdy"
 
 	"github.com/minikubelet/minikubelet/fakeruntime"
+	"github.com/minikubelet/minikubelet/internal/journal"
 )
 
 // fakeSandbox and fakeContainer are what the fake runtime's /state lists.
@@ -173,6 +176,20 @@ func (e *env) portForward(ctx context.Context, pod string, port int, payload []b
 	got := make([]byte, len(payload))
 	n, err := io.ReadFull(conn, got)
 	return got[:n], err
+}
+
+// journal reads the node's journal of the pod namespace/name through the kubelet API (GET
+// /debug/journal?pod=…, as `minikubelet journal` does): what the kubelet did for it since it started.
+func (e *env) journal(ctx context.Context, name string) ([]journal.Event, error) {
+	body, err := e.kubeletGet(ctx, journal.Path+"?"+url.Values{"pod": {e.podRef(name)}}.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("the kubelet's journal: %w", err)
+	}
+	var page journal.Page
+	if err := json.Unmarshal(body, &page); err != nil {
+		return nil, fmt.Errorf("the kubelet's journal is not a journal page: %w", err)
+	}
+	return page.Events, nil
 }
 
 // kubeletGet GETs path on the node's kubelet API (where the Node's status says it is, as the API

@@ -12,8 +12,14 @@ import (
 )
 
 // Lab 01, quick start: the node joined and is Ready, and a pod runs on it — in the API and in the
-// runtime.
-const lab01Create = "kubectl run hello --image=busybox:1.36 -- sleep infinity"
+// runtime; and exercise 4's restart of the kubelet left its mark on hello: the built-in fake
+// runtime died with the kubelet, so the new one created hello's container again (RESTARTS 1).
+// Nothing else restarts a `sleep infinity` container.
+const (
+	lab01Hello   = "hello"
+	lab01Create  = "kubectl run hello --image=busybox:1.36 -- sleep infinity"
+	lab01Restart = "exercise 4: stop minikubelet (Ctrl-C in terminal 1) and start it again (make run); hello's RESTARTS becomes 1"
+)
 
 func lab01() []check {
 	return []check{
@@ -34,7 +40,27 @@ func lab01() []check {
 			}
 			return runtimeRunsPod(pod, st.Sandboxes, st.Containers)
 		}},
+		{name: "hello outlived a restart of the kubelet", run: func(ctx context.Context, e *env) result {
+			pod, err := e.pod(ctx, lab01Hello)
+			if err != nil {
+				return missing("pod "+e.podRef(lab01Hello)+": "+err.Error(), "see the error")
+			}
+			return restartedWithKubelet(e.podRef(lab01Hello), pod, e.cfg.nodeName)
+		}},
 	}
+}
+
+// restartedWithKubelet: hello runs on the node and its container was created again at least once
+// (restartCount ≥ 1): what a restart of minikubelet with its built-in runtime does. Pure.
+func restartedWithKubelet(ref string, pod *corev1.Pod, nodeName string) result {
+	if r := podRunningResult(ref, pod, nodeName, lab01Create); !r.ok {
+		return r
+	}
+	cs := firstContainer(pod)
+	if cs == nil || cs.RestartCount == 0 {
+		return missing("pod "+ref+" has RESTARTS 0: the kubelet has not restarted since it started hello", lab01Restart)
+	}
+	return passed("pod %s has RESTARTS %d: the restarted kubelet found an empty runtime and created its container again", ref, cs.RestartCount)
 }
 
 // runningPodOnNode finds a Running and Ready pod on the node, preferring default/hello.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,7 +12,9 @@ import (
 
 // Lab 04, PLEG: a container killed behind the kubelet's back (fake-runtime kill-container) is
 // noticed by the relist and restarted; a sandbox that goes NOTREADY (fake-runtime
-// sandbox-not-ready) is replaced by a new one, with a new IP.
+// sandbox-not-ready) is replaced by a new one, with a new IP. Exercise 3's slow runtime
+// (fake-runtime latency ListContainers 2s) leaves relists of seconds in the kubelet's
+// kubelet_pleg_relist_duration_seconds histogram, where a relist otherwise takes milliseconds.
 const (
 	lab04Kill          = "lab04-kill"
 	lab04Sandbox       = "lab04-sandbox"
@@ -19,6 +22,10 @@ const (
 	lab04CreateSandbox = "kubectl run " + lab04Sandbox + " --image=busybox:1.36 -- sleep infinity"
 	// killedMessage is the message the fake runtime gives a container it killed on request.
 	killedMessage = "fault injection"
+	// relistMetric is PLEG's relist histogram; a relist over relistSlowLe seconds was slowed down.
+	relistMetric = "kubelet_pleg_relist_duration_seconds"
+	relistSlowLe = "1.024"
+	lab04Latency = "exercise 3: minikubelet fake-runtime latency ListContainers 2s --socket \"$SOCK\"; wait a few seconds; then undo it with latency ListContainers 0s"
 )
 
 func lab04() []check {
@@ -32,6 +39,14 @@ func lab04() []check {
 				return missing("pod "+e.podRef(lab04Kill)+" cannot be read", "see the line above")
 			}
 			return killedAndRestarted(pod)
+		}},
+		{name: "a relist was slowed down by the runtime", run: func(ctx context.Context, e *env) result {
+			body, err := e.kubeletGet(ctx, "/metrics")
+			if err != nil {
+				return missing("the kubelet's /metrics cannot be read: "+err.Error(), "is the kubelet API up? The check uses the admin client certificate of "+e.cfg.kubeconfig)
+			}
+			count, fast, ok := parseRelistHistogram(string(body))
+			return slowRelists(count, fast, ok)
 		}},
 		podRunning(lab04Sandbox, lab04CreateSandbox),
 		{name: "the NOTREADY sandbox was replaced", needs: []string{podRuns(lab04Sandbox)}, run: func(ctx context.Context, e *env) result {
@@ -99,4 +114,38 @@ func sandboxReplaced(pod *corev1.Pod, sandboxes []fakeSandbox) result {
 	}
 	return passed("sandbox %s is %s (IP %s); the new sandbox %s is READY with IP %s, which the API shows; restartCount %d",
 		short(notReady[len(notReady)-1].ID), notReady[len(notReady)-1].State, notReady[len(notReady)-1].IP, short(ready[0].ID), ready[0].IP, restarts)
+}
+
+// parseRelistHistogram reads from Prometheus text how many relists there were and how many took at
+// most relistSlowLe seconds; ok is false when the histogram is not there. Pure.
+func parseRelistHistogram(text string) (count, fast float64, ok bool) {
+	var haveCount, haveFast bool
+	for _, line := range strings.Split(text, "\n") {
+		name, value, found := strings.Cut(line, " ")
+		if !found {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case relistMetric + "_count":
+			count, haveCount = v, true
+		case relistMetric + `_bucket{le="` + relistSlowLe + `"}`:
+			fast, haveFast = v, true
+		}
+	}
+	return count, fast, haveCount && haveFast
+}
+
+// slowRelists: at least one relist took longer than relistSlowLe seconds. Pure.
+func slowRelists(count, fast float64, ok bool) result {
+	switch {
+	case !ok:
+		return missing("the kubelet's /metrics has no "+relistMetric+" histogram", "is this minikubelet? kubelet_api /metrics | grep "+relistMetric)
+	case count <= fast:
+		return missing(fmt.Sprintf("all %.0f relists since minikubelet started took at most %s s: the runtime was never slow", count, relistSlowLe), lab04Latency)
+	}
+	return passed("%.0f of %.0f relists took longer than %s s (%s): the runtime's slow ListContainers held PLEG back", count-fast, count, relistSlowLe, relistMetric)
 }

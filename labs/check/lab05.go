@@ -6,12 +6,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/minikubelet/minikubelet/internal/journal"
 )
 
 // Lab 05, pod workers: a container that exits 1 under restartPolicy Always is restarted behind a
 // growing back-off (CrashLoopBackOff); under restartPolicy Never the pod ends Failed and its
-// worker goes terminating → terminated, stopping the sandbox.
+// worker goes terminating → terminated, stopping the sandbox. Exercise 3 deletes the crash-looping
+// pod and creates it again: the kubelet's journal keeps the deleted one (another UID), its
+// container starts, the DELETE that reached the sync loop and the status manager's final delete.
 const (
 	lab05Crash       = "lab05-crash"
 	lab05Once        = "lab05-once"
@@ -42,6 +47,21 @@ func lab05() []check {
 				}
 			}
 			return r
+		}},
+		{name: "a crash-looping " + lab05Crash + " was deleted", run: func(ctx context.Context, e *env) result {
+			pod, err := e.pod(ctx, lab05Crash)
+			if err != nil {
+				return missing("pod "+e.podRef(lab05Crash)+": "+err.Error(), "see the error")
+			}
+			events, err := e.journal(ctx, lab05Crash)
+			if err != nil {
+				return missing(err.Error(), "is minikubelet running, with its kubelet API where the Node says?")
+			}
+			var current types.UID
+			if pod != nil {
+				current = pod.UID
+			}
+			return deletedWhileCrashLooping(e.podRef(lab05Crash), current, events)
 		}},
 		{name: "pod " + lab05Once + " ended Failed", run: func(ctx context.Context, e *env) result {
 			pod, err := e.pod(ctx, lab05Once)
@@ -127,6 +147,47 @@ func sandboxStopped(pod *corev1.Pod, sandboxes []fakeSandbox, containers []fakeC
 	}
 	last := mine[len(mine)-1]
 	return passed("sandbox %s of %s is %s and none of its containers runs: the worker went terminating → terminated", short(last.ID), pod.Name, last.State)
+}
+
+// deletedWhileCrashLooping: the journal holds a lab05-crash other than the current one (current:
+// its UID, "" if none) whose container started more than once (it crash-looped), whose deletion
+// reached the sync loop (configCh DELETE) and which the status manager deleted from the API
+// server. Pure.
+func deletedWhileCrashLooping(ref string, current types.UID, events []journal.Event) result {
+	type life struct {
+		starts           int
+		deleteSeen, gone time.Time
+	}
+	lives := map[string]*life{}
+	var order []string
+	for _, ev := range events {
+		if ev.UID == "" || types.UID(ev.UID) == current {
+			continue
+		}
+		l := lives[ev.UID]
+		if l == nil {
+			l = &life{}
+			lives[ev.UID] = l
+			order = append(order, ev.UID)
+		}
+		switch {
+		case ev.Source == journal.SourceCRI && ev.Kind == "StartContainer" && ev.Fields["error"] == "":
+			l.starts++
+		case ev.Source == journal.SourceSyncLoop && ev.Kind == "configCh DELETE" && l.deleteSeen.IsZero():
+			l.deleteSeen = ev.Time
+		case ev.Source == journal.SourceStatus && ev.Kind == "delete" && ev.Fields["error"] == "":
+			l.gone = ev.Time
+		}
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		uid, l := order[i], lives[order[i]]
+		if l.starts >= 2 && !l.deleteSeen.IsZero() && !l.gone.IsZero() {
+			return passed("%s (uid %s) was deleted after %d starts of its container: %s from the DELETE to the status manager's final delete, back-off or not",
+				ref, uid, l.starts, l.gone.Sub(l.deleteSeen).Round(time.Millisecond))
+		}
+	}
+	return missing(fmt.Sprintf("the kubelet's journal shows no %s deleted while crash-looping since minikubelet started (%d earlier pod(s) of that name)", ref, len(order)),
+		"exercise 3: once "+lab05Crash+" has restarted, kubectl delete pod "+lab05Crash+"; then create it again for the other checks: "+lab05CreateCrash)
 }
 
 func stateName(s corev1.ContainerState) string {

@@ -13,7 +13,13 @@ import (
 
 // Lab 06, the status manager: the pod status in the API is written by minikubelet (a PATCH of
 // pods/status), and a deleted pod is finished by it — gone from the API server and from the node.
+// Exercise 3's two patches behind the kubelet's back leave their marks on lab06-status: the
+// condition of your own stays, the pod IP you wrote is overwritten by the kubelet's.
 const (
+	lab06Condition = "example.com/LabChecked"
+	lab06FakeIP    = "10.99.99.99"
+	lab06Patch     = `kubectl patch pod lab06-status --subresource=status --type=strategic -p '{"status":{"conditions":[{"type":"example.com/LabChecked","status":"True"}]}}'` +
+		` and kubectl patch pod lab06-status --subresource=status --type=merge -p '{"status":{"podIP":"10.99.99.99","podIPs":[{"ip":"10.99.99.99"}]}}'`
 	lab06Status       = "lab06-status"
 	lab06Doomed       = "lab06-doomed"
 	lab06CreateStatus = "kubectl run " + lab06Status + " --image=busybox:1.36 -- sleep infinity"
@@ -33,6 +39,13 @@ func lab06() []check {
 				return missing("pod "+e.podRef(lab06Status)+" cannot be read", "see the line above")
 			}
 			return statusByKubelet(pod)
+		}},
+		{name: "your status patches: one stayed, one was undone", needs: []string{podRuns(lab06Status)}, run: func(ctx context.Context, e *env) result {
+			pod, err := e.pod(ctx, lab06Status)
+			if err != nil || pod == nil {
+				return missing("pod "+e.podRef(lab06Status)+" cannot be read", "see the line above")
+			}
+			return patchedBehindBack(pod)
 		}},
 		{name: "pod " + lab06Doomed + " was deleted", run: func(ctx context.Context, e *env) result {
 			pod, err := e.pod(ctx, lab06Doomed)
@@ -78,6 +91,35 @@ func statusByKubelet(pod *corev1.Pod) result {
 	}
 	return passed("status of %s written by %s: phase %s, podIP %s, containerID %s, Ready=%v",
 		pod.Name, manager, pod.Status.Phase, pod.Status.PodIP, cs.ContainerID[:min(len(cs.ContainerID), 32)]+"…", podReady(pod))
+}
+
+// patchedBehindBack: the pod carries exercise 3's condition (mergeStatus keeps conditions the
+// kubelet does not own), written by a field manager other than minikubelet, and its podIP is the
+// kubelet's again, not exercise 3's. Pure.
+func patchedBehindBack(pod *corev1.Pod) result {
+	var cond *corev1.PodCondition
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == lab06Condition {
+			cond = &pod.Status.Conditions[i]
+		}
+	}
+	if cond == nil {
+		return missing("pod "+pod.Name+" has no condition "+lab06Condition+": exercise 3's patches were not made", "exercise 3: "+lab06Patch)
+	}
+	if pod.Status.PodIP == lab06FakeIP {
+		return missing("pod "+pod.Name+" still shows your podIP "+lab06FakeIP, "the status manager writes its own back at its next sync (every 10 s): run the check again")
+	}
+	var others []string
+	for _, m := range pod.ManagedFields {
+		if m.Subresource == "status" && !strings.HasPrefix(m.Manager, kubeletManager) {
+			others = append(others, m.Manager)
+		}
+	}
+	if len(others) == 0 {
+		return missing("the status of "+pod.Name+" has no field manager but "+kubeletManager, "patch it yourself, as exercise 3 does: "+lab06Patch)
+	}
+	return passed("your condition %s=%s stayed (field manager %s); your podIP %s did not: minikubelet wrote %s back",
+		lab06Condition, cond.Status, strings.Join(others, ", "), lab06FakeIP, pod.Status.PodIP)
 }
 
 // scheduledUID finds the pod's UID from the scheduler's Scheduled event, the trace a deleted pod

@@ -36,10 +36,7 @@ func lab07() []check {
 			if !r.ok {
 				return r
 			}
-			if value == lab07Original {
-				return missing("Secret "+e.podRef(lab07Secret)+" still has password="+lab07Original, "do exercise 2: "+lab07Update)
-			}
-			return passed("Secret %s has password=%q (the manifest said %q)", e.podRef(lab07Secret), value, lab07Original)
+			return secretUpdated(e.podRef(lab07Secret), value)
 		}},
 		podRunning(lab07App, lab07Apply),
 		{name: "the secret volume shows the Secret's current value", needs: []string{podRuns(lab07App)}, run: func(ctx context.Context, e *env) result {
@@ -87,6 +84,14 @@ func secretValue(ctx context.Context, e *env) (string, result) {
 		return "", missing("Secret "+e.podRef(lab07Secret)+": "+err.Error(), "see the error")
 	}
 	return string(s.Data["password"]), passed("")
+}
+
+// secretUpdated: exercise 2 changed the Secret's password from the manifest's. Pure.
+func secretUpdated(ref, value string) result {
+	if value == lab07Original {
+		return missing("Secret "+ref+" still has password="+lab07Original, "do exercise 2: "+lab07Update)
+	}
+	return passed("Secret %s has password=%q (the manifest said %q)", ref, value, lab07Original)
 }
 
 // fileShows: cat of the file in the container printed want. Pure.

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/internal/journal"
 )
 
 // Lab 09, probes and init containers: a liveness probe that fails makes the kubelet kill and
@@ -16,6 +18,8 @@ import (
 // fails takes the pod out of Ready without a restart, and back; init containers run one after
 // the other before the app; a failing one crash-loops (restartPolicy Always) or fails the pod
 // (Never); a native sidecar runs beside a Job-like app and is stopped after it: the pod Succeeded.
+// Exercise 6 deletes lab09-shutdown: the kubelet's journal keeps the order of its StopContainer
+// calls — the app's, after its preStop hook, before its sidecar's.
 const (
 	lab09Liveness  = "lab09-liveness"
 	lab09Ready     = "lab09-ready"
@@ -23,6 +27,7 @@ const (
 	lab09InitCrash = "lab09-init-crash"
 	lab09InitNever = "lab09-init-never"
 	lab09Sidecar   = "lab09-sidecar"
+	lab09Shutdown  = "lab09-shutdown"
 
 	lab09Apply         = "kubectl apply -f labs/09-probes-and-init-containers/"
 	lab09ApplyLiveness = lab09Apply + "liveness.yaml"
@@ -30,6 +35,7 @@ const (
 	lab09ApplyInit     = lab09Apply + "init.yaml"
 	lab09ApplyInitFail = lab09Apply + "init-fail.yaml"
 	lab09ApplySidecar  = lab09Apply + "sidecar.yaml"
+	lab09Exercise6     = "exercise 6: " + lab09Apply + "shutdown.yaml; once it runs, kubectl delete pod " + lab09Shutdown
 	// lab09Unready and lab09ReadyAgain flip lab09-ready's readiness probe (httpd serves /www).
 	lab09Unready    = "kubectl exec " + lab09Ready + " -- rm /www/ready"
 	lab09ReadyAgain = "kubectl exec " + lab09Ready + " -- touch /www/ready"
@@ -89,7 +95,57 @@ func lab09() []check {
 		podCheck(lab09Sidecar, "pod "+lab09Sidecar+" Succeeded, its sidecar stopped after the app", func(ref string, pod *corev1.Pod, nodeName string, _ []corev1.Event) result {
 			return sidecarStoppedAfterApp(ref, pod, nodeName)
 		}),
+		{name: "the deleted " + lab09Shutdown + " stopped its app before its sidecar", run: func(ctx context.Context, e *env) result {
+			events, err := e.journal(ctx, lab09Shutdown)
+			if err != nil {
+				return missing(err.Error(), "is minikubelet running, with its kubelet API where the Node says?")
+			}
+			return appStoppedFirst(e.podRef(lab09Shutdown), events)
+		}},
 	}
+}
+
+// appStoppedFirst: the journal holds a deletion of lab09-shutdown (configCh DELETE) followed by
+// StopContainer of app, then of the sidecar log-shipper. The latest such pod counts. Pure.
+func appStoppedFirst(ref string, events []journal.Event) result {
+	type stop struct {
+		deleted, app, sidecar *journal.Event
+	}
+	stops := map[string]*stop{}
+	var order []string
+	for i := range events {
+		ev := &events[i]
+		if ev.UID == "" {
+			continue
+		}
+		st := stops[ev.UID]
+		if st == nil {
+			st = &stop{}
+			stops[ev.UID] = st
+			order = append(order, ev.UID)
+		}
+		switch {
+		case ev.Source == journal.SourceSyncLoop && ev.Kind == "configCh DELETE" && st.deleted == nil:
+			st.deleted = ev
+		case ev.Source == journal.SourceCRI && ev.Kind == "StopContainer" && st.deleted != nil && ev.Fields["container"] == "app" && st.app == nil:
+			st.app = ev
+		case ev.Source == journal.SourceCRI && ev.Kind == "StopContainer" && st.deleted != nil && ev.Fields["container"] == "log-shipper" && st.sidecar == nil:
+			st.sidecar = ev
+		}
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		st := stops[order[i]]
+		switch {
+		case st.deleted == nil || st.app == nil || st.sidecar == nil:
+			continue
+		case st.sidecar.Seq < st.app.Seq:
+			return missing(fmt.Sprintf("%s (uid %s): the sidecar log-shipper was stopped before app", ref, order[i]),
+				"the sidecar must wait for app (terminationOrder in pkg/kuberuntime): the minikubelet log says what happened")
+		}
+		return passed("%s (uid %s) deleted at %s: app stopped %s later (its preStop hook), then log-shipper (journal seq %d, %d)",
+			ref, order[i], st.deleted.Time.UTC().Format("15:04:05.000"), st.app.Time.Sub(st.deleted.Time).Round(100*time.Millisecond), st.app.Seq, st.sidecar.Seq)
+	}
+	return missing(fmt.Sprintf("the kubelet's journal shows no deletion of %s that stopped both its containers since minikubelet started", ref), lab09Exercise6)
 }
 
 // podEvents are the Events about this pod (this UID: not an earlier pod of the same name).

@@ -33,7 +33,7 @@ func TestAllocatableReserved(t *testing.T) {
 		says                  string
 	}{
 		{"the machine's capacity", "8,32Gi", "8,32668Mi", false, "cpu capacity 8, not the lab's 2"},
-		{"the default reservations", "2,4Gi", "2,3996Mi", false, "cpu allocatable 2: 0 reserved, not the lab's 300m"},
+		{"exercise 1 skipped: the default reservations", "2,4Gi", "2,3996Mi", false, "cpu allocatable 2: 0 reserved, not the lab's 300m"},
 		{"memory reserved wrong", "2,4Gi", "1700m,3840Mi", false, "memory allocatable 3840Mi: 256Mi reserved, not the lab's 1Gi"},
 		{"the lab's", "2,4Gi", "1700m,3Gi", true, "cpu 2 − 300m = 1700m, memory 4Gi − 1Gi = 3Gi"},
 	}
@@ -106,7 +106,7 @@ func TestRejectedOutOfCPU(t *testing.T) {
 		ok        bool
 		says      string
 	}{
-		{"missing", nil, nil, nil, false, "does not exist → create it: sed"},
+		{"exercise 3 skipped: no pod", nil, nil, nil, false, "does not exist → create it: sed"},
 		{"it fit", running(lab10TooBig, "n"), nil, nil, false, "Running (reason \"\"), not Failed with reason OutOfcpu"},
 		{"no Event", rejected, nil, nil, false, "no OutOfcpu Event"},
 		{"a sandbox", rejected, []corev1.Event{event}, []fakeSandbox{{ID: "s1"}}, false, "1 sandboxes of the rejected pod"},
@@ -166,7 +166,7 @@ func TestOOMKilled(t *testing.T) {
 		ok   bool
 		says string
 	}{
-		{"missing", nil, false, "create it: kubectl apply -f labs/10-resource-management/oom.yaml"},
+		{"exercise 5 skipped: no pod", nil, false, "create it: kubectl apply -f labs/10-resource-management/oom.yaml"},
 		{"still running", running(lab10OOM, "n"), false, "has not ended"},
 		{"killed otherwise", ended("Error", 137), false, "ended with Error, exit code 137, not OOMKilled"},
 		{"oom killed", ended("OOMKilled", 137), true, "terminated OOMKilled, exit code 137"},
@@ -225,7 +225,7 @@ func TestEvictedUnderPressure(t *testing.T) {
 		ok                    bool
 		says                  string
 	}{
-		{"missing", nil, nil, nil, false, "create it: kubectl apply -f labs/10-resource-management/hog.yaml"},
+		{"exercise 6 skipped: no pod", nil, nil, nil, false, "create it: kubectl apply -f labs/10-resource-management/hog.yaml"},
 		{"still running", running(lab10Hog, "n"), nil, nil, false, "Running (reason \"\"), not Failed with reason Evicted"},
 		{"evicted for disk", otherwise, podEvents, nodeEvents, false, "was evicted, but not for memory"},
 		{"no Event", evicted, nil, nodeEvents, false, "no Evicted Event"},

@@ -9,8 +9,11 @@ package labs
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -222,11 +225,17 @@ func TestLabs(t *testing.T) {
 	t.Run("10-resource-management", n.lab10)
 }
 
-// Lab 01: make run, then a pod.
+// Lab 01: make run, then a pod, then the kubelet restarted.
 func (n *node) lab01(t *testing.T) {
 	n.expectMissing(t, "01", "node "+n.name+" is not registered")
 	n.start(t)
 	kubectl(t, "run", "hello", "--image=busybox:1.36", "--", "sleep", "infinity")
+	waitReady(t, "hello", true)
+	// Exercise 4 is still missing: hello never restarted.
+	if code, out := n.labCheck(t, "01"); code != 1 || !strings.Contains(out, "[MISSING] pod default/hello has RESTARTS 0") {
+		t.Fatalf("lab-check 01 before exercise 4: exit code %d:\n%s", code, out)
+	}
+	n.restart(t) // exercise 4: Ctrl-C, make run
 	n.expectPass(t, "01", time.Minute)
 }
 
@@ -309,7 +318,7 @@ func (n *node) lab03(t *testing.T) {
 	n.expectPass(t, "03", time.Minute)
 }
 
-// Lab 04: kill a container behind the kubelet's back; flip a sandbox NOTREADY.
+// Lab 04: kill a container behind the kubelet's back; flip a sandbox NOTREADY; slow the runtime down.
 func (n *node) lab04(t *testing.T) {
 	n.expectMissing(t, "04", "pod default/lab04-kill does not exist")
 	kubectl(t, "run", "lab04-kill", "--image=busybox:1.36", "--", "sleep", "infinity")
@@ -334,7 +343,41 @@ func (n *node) lab04(t *testing.T) {
 		t.Fatalf("no sandbox of lab04-sandbox in the runtime: %+v", st.Sandboxes)
 	}
 	t.Log(n.fakeRuntime(t, "sandbox-not-ready", sandboxID))
+
+	// Exercise 3: a slow runtime, until a relist took over a second; then undone.
+	if code, out := n.labCheck(t, "04"); code != 1 || !strings.Contains(out, "[MISSING] all ") || !strings.Contains(out, "the runtime was never slow") {
+		t.Fatalf("lab-check 04 before exercise 3: exit code %d:\n%s", code, out)
+	}
+	t.Log(n.fakeRuntime(t, "latency", "ListContainers", "2s"))
+	n.waitSlowRelist(t)
+	t.Log(n.fakeRuntime(t, "latency", "ListContainers", "0s"))
 	n.expectPass(t, "04", time.Minute)
+}
+
+// waitSlowRelist waits until the kubelet's relist histogram counts a relist over 1.024 s
+// (kubelet_api /metrics | grep pleg_relist_duration_seconds, as exercise 3 reads it).
+func (n *node) waitSlowRelist(t *testing.T) {
+	t.Helper()
+	api, err := framework.SelfSignedKubeletAPI(n.rootDir, n.port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := cluster.AdminCert()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const metric = "kubelet_pleg_relist_duration_seconds"
+	waitFor(t, time.Minute, "a relist slower than 1.024 s", func() (bool, string) {
+		_, body := api.Get(t, "/metrics", admin)
+		values := map[string]string{}
+		for _, line := range strings.Split(body, "\n") {
+			if name, value, ok := strings.Cut(line, " "); ok && (name == metric+"_count" || name == metric+`_bucket{le="1.024"}`) {
+				values[name] = value
+			}
+		}
+		count, fast := values[metric+"_count"], values[metric+`_bucket{le="1.024"}`]
+		return count != "" && count != fast, fmt.Sprintf("count %s, at most 1.024 s: %s", count, fast)
+	})
 }
 
 // Lab 05: a crash loop under restartPolicy Always, one Failed run under Never.
@@ -342,7 +385,26 @@ func (n *node) lab05(t *testing.T) {
 	n.expectMissing(t, "05", "pod default/lab05-crash does not exist")
 	kubectl(t, "run", "lab05-crash", "--image=busybox:1.36", "--", "sh", "-c", "exit 1")
 	kubectl(t, "run", "lab05-once", "--image=busybox:1.36", "--restart=Never", "--", "sh", "-c", "exit 1")
+	waitRestarted(t, "lab05-crash")
+	if code, out := n.labCheck(t, "05"); code != 1 || !strings.Contains(out, "[MISSING] the kubelet's journal shows no default/lab05-crash deleted") {
+		t.Fatalf("lab-check 05 before exercise 3: exit code %d:\n%s", code, out)
+	}
+	// Exercise 3: delete the crash-looping pod, and create it again for the check.
+	kubectl(t, "delete", "pod", "lab05-crash")
+	kubectl(t, "run", "lab05-crash", "--image=busybox:1.36", "--", "sh", "-c", "exit 1")
 	n.expectPass(t, "05", time.Minute)
+}
+
+// waitRestarted waits until the pod's first container has restarted at least once.
+func waitRestarted(t *testing.T, name string) {
+	t.Helper()
+	waitFor(t, time.Minute, "pod "+name+" restarted", func() (bool, string) {
+		pod, err := cluster.Client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil || len(pod.Status.ContainerStatuses) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		return pod.Status.ContainerStatuses[0].RestartCount > 0, fmt.Sprint(pod.Status.ContainerStatuses[0].RestartCount)
+	})
 }
 
 // Lab 06: the status minikubelet writes, and a deletion it finishes.
@@ -351,9 +413,15 @@ func (n *node) lab06(t *testing.T) {
 	kubectl(t, "run", "lab06-status", "--image=busybox:1.36", "--", "sleep", "infinity")
 	kubectl(t, "run", "lab06-doomed", "--image=busybox:1.36", "--", "sleep", "infinity")
 	waitRunning(t, "lab06-status", "lab06-doomed")
-	if code, out := n.labCheck(t, "06"); code != 1 || !strings.Contains(out, "[MISSING] pod default/lab06-doomed still exists") {
-		t.Fatalf("lab-check 06 before the delete: exit code %d:\n%s", code, out)
+	if code, out := n.labCheck(t, "06"); code != 1 || !strings.Contains(out, "[MISSING] pod default/lab06-doomed still exists") ||
+		!strings.Contains(out, "[MISSING] pod lab06-status has no condition example.com/LabChecked") {
+		t.Fatalf("lab-check 06 before exercises 3 and 4: exit code %d:\n%s", code, out)
 	}
+	// Exercise 3: a condition of our own, and a pod IP the kubelet overwrites at its next sync.
+	kubectl(t, "patch", "pod", "lab06-status", "--subresource=status", "--type=strategic",
+		"-p", `{"status":{"conditions":[{"type":"example.com/LabChecked","status":"True"}]}}`)
+	kubectl(t, "patch", "pod", "lab06-status", "--subresource=status", "--type=merge",
+		"-p", `{"status":{"podIP":"10.99.99.99","podIPs":[{"ip":"10.99.99.99"}]}}`)
 	start := time.Now()
 	kubectl(t, "delete", "pod", "lab06-doomed")
 	t.Logf("kubectl delete pod lab06-doomed returned after %s", time.Since(start).Round(time.Millisecond))
@@ -387,12 +455,49 @@ func (n *node) lab08(t *testing.T) {
 	if got := kubectl(t, "exec", "lab08-shell", "--", "echo", "hello", "from", "lab08"); got != "hello from lab08\n" {
 		t.Errorf("kubectl exec lab08-shell -- echo hello from lab08 printed %q", got)
 	}
+	// The checker's own execs leave nothing: exercises 1 and 4 are still missing.
+	if code, out := n.labCheck(t, "08"); code != 1 || !strings.Contains(out, "[MISSING] /tmp/lab08 is not in lab08-shell") ||
+		!strings.Contains(out, "[MISSING] /tmp/knocked is not in lab08-shell") {
+		t.Fatalf("lab-check 08 before exercises 1 and 4: exit code %d:\n%s", code, out)
+	}
+	// Exercise 1: an exec that writes a file and exits 3.
+	if out, err := cluster.KubectlOutput("exec", "lab08-shell", "--", "sh", "-c", "echo written by exec > /tmp/lab08; exit 3"); err == nil ||
+		!strings.Contains(out, "command terminated with exit code 3") {
+		t.Errorf("kubectl exec lab08-shell -- sh -c \"echo … > /tmp/lab08; exit 3\": %v\n%s", err, out)
+	}
+	// Exercise 4: POST /run as the admin (kubelet_api … -X POST).
+	n.kubeletAPIPost(t, "/run/default/lab08-shell/lab08-shell?cmd=touch+/tmp/knocked")
 	n.expectPass(t, "08", time.Minute)
+}
+
+// kubeletAPIPost POSTs to the node's kubelet API as the cluster admin, as labs/env.sh's
+// kubelet_api PATH -X POST does, and fails the test unless it answers 200.
+func (n *node) kubeletAPIPost(t *testing.T, path string) {
+	t.Helper()
+	api, err := framework.SelfSignedKubeletAPI(n.rootDir, n.port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := cluster.AdminCert()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: api.Roots, Certificates: []tls.Certificate{admin}, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: tr}).Post(fmt.Sprintf("https://127.0.0.1:%d%s", n.port, path), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %s: %s", path, resp.Status, body)
+	}
 }
 
 // Lab 09: a liveness probe that restarts, a readiness probe flipped both ways with kubectl exec,
 // init containers in order, a failing one under restartPolicy Always and Never, a native sidecar
-// beside a Job-like app; then a pod with a sidecar deleted: the app's preStop hook first.
+// beside a Job-like app, a pod with a sidecar deleted: the app's preStop hook first.
 func (n *node) lab09(t *testing.T) {
 	n.ensureStarted(t)
 	n.expectMissing(t, "09", "pod default/lab09-liveness does not exist")
@@ -408,9 +513,8 @@ func (n *node) lab09(t *testing.T) {
 	waitReady(t, "lab09-ready", false)
 	kubectl(t, "exec", "lab09-ready", "--", "touch", "/www/ready")
 	waitReady(t, "lab09-ready", true)
-	// The liveness pod restarts about 45 s after it started (30 s healthy, then 3 failures 5 s apart).
-	n.expectPass(t, "09", 2*time.Minute)
 
+	// Exercise 6, while the liveness probe takes its time.
 	kubectl(t, "apply", "-f", filepath.Join(dir, "shutdown.yaml"))
 	waitRunning(t, "lab09-shutdown")
 	start := time.Now()
@@ -420,6 +524,8 @@ func (n *node) lab09(t *testing.T) {
 	if took < 5*time.Second {
 		t.Errorf("kubectl delete pod lab09-shutdown returned after %s: the app's preStop hook (sleep 5) runs before it stops, and its sidecar after it", took.Round(time.Millisecond))
 	}
+	// The liveness pod restarts about 45 s after it started (30 s healthy, then 3 failures 5 s apart).
+	n.expectPass(t, "09", 2*time.Minute)
 }
 
 // ensureStarted starts the node when lab 01 did not (a lab run alone with -run).
