@@ -21,6 +21,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 	"github.com/minikubelet/minikubelet/pkg/options"
+	"github.com/minikubelet/minikubelet/pkg/server"
 	"github.com/minikubelet/minikubelet/pkg/stats"
 )
 
@@ -146,6 +147,7 @@ func (k *Kubelet) startOrder() []step {
 		{"eviction", k.startEviction},                      // the eviction manager: pressure conditions, evictions every 10 s, admission under pressure
 		{"pod-sources", k.startPodSources},                 // pods with spec.nodeName = us, and static manifests
 		{"syncloop", k.startSyncLoop},                      // the main loop: everything above meets here
+		{"healthz", k.startHealthz},                        // healthzBindAddress:healthzPort: plain-HTTP /healthz (kubeadm polls 127.0.0.1:10248)
 	}
 }
 
@@ -163,6 +165,13 @@ func (k *Kubelet) startDebugListener(context.Context) (component, error) {
 		return nil, err // it names the address and the flag
 	}
 	return runFunc(debug.Serve), nil
+}
+
+// startHealthz serves /healthz on its own plain-HTTP listener once everything else runs, as
+// upstream starts it after RunKubelet; healthzPort 0 turns it off.
+func (k *Kubelet) startHealthz(context.Context) (component, error) {
+	cfg := &k.opts.Config
+	return server.Healthz{Address: cfg.HealthzBindAddress, Port: *cfg.HealthzPort, Clock: k.clock}, nil
 }
 
 // startPodWorkers lets the pod workers run; they go before the status manager, which asks them

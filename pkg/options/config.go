@@ -75,6 +75,17 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 	if c.Authorization.Mode == "" {
 		c.Authorization.Mode = kubeletconfig.KubeletAuthorizationModeWebhook
 	}
+	// The plain-HTTP /healthz listener (cmd/kubelet/app/server.go): on loopback, 10248; 0 turns it off.
+	if c.HealthzBindAddress == "" {
+		c.HealthzBindAddress = "127.0.0.1"
+	}
+	if c.HealthzPort == nil {
+		c.HealthzPort = ptr.To[int32](10248)
+	}
+	// The node's resolver file, the base of a pod's DNS (resolvConf; "" means none, as upstream).
+	if c.ResolverConfig == nil {
+		c.ResolverConfig = ptr.To("/etc/resolv.conf")
+	}
 	if c.CgroupDriver == "" {
 		c.CgroupDriver = cgroupDriverCgroupfs
 	}
@@ -115,7 +126,8 @@ var implementedFields = map[string]bool{
 	"eventRecordQPS": true, "eventBurst": true,
 	"containerRuntimeEndpoint": true, "podLogsDir": true, "syncFrequency": true, "fileCheckFrequency": true,
 	"configMapAndSecretChangeDetectionStrategy": true, "authentication": true, "authorization": true,
-	"enableProfilingHandler": true, "podCIDR": true, "featureGates": true, "clusterDomain": true,
+	"enableProfilingHandler": true, "podCIDR": true, "featureGates": true, "clusterDomain": true, "clusterDNS": true, "resolvConf": true,
+	"healthzBindAddress": true, "healthzPort": true,
 	"kubeReserved": true, "systemReserved": true, "evictionHard": true, "mergeDefaultEvictionSettings": true, "cgroupDriver": true,
 	"evictionSoft": true, "evictionSoftGracePeriod": true, "evictionPressureTransitionPeriod": true, "evictionMaxPodGracePeriod": true,
 	"evictionMinimumReclaim": true, "localStorageCapacityIsolation": true,
@@ -245,6 +257,19 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 	} {
 		if ttl.value < 0 {
 			errs = append(errs, fmt.Sprintf("%s must not be negative, got %s", ttl.field, ttl.value))
+		}
+	}
+	if c.HealthzPort != nil && (*c.HealthzPort < 0 || *c.HealthzPort > 65535) {
+		errs = append(errs, fmt.Sprintf("healthzPort (--healthz-port) %d must be between 1 and 65535, inclusive (0 turns /healthz off)", *c.HealthzPort))
+	}
+	if net.ParseIP(c.HealthzBindAddress) == nil {
+		errs = append(errs, fmt.Sprintf("healthzBindAddress (--healthz-bind-address) %q is not an IP address: give one like 127.0.0.1", c.HealthzBindAddress))
+	}
+	for _, ip := range c.ClusterDNS {
+		// Upstream logs "Invalid clusterDNS IP" and drops it; a pod's resolv.conf would then
+		// silently lack a server, so minikubelet refuses it.
+		if net.ParseIP(ip) == nil {
+			errs = append(errs, fmt.Sprintf("clusterDNS (--cluster-dns) %q is not an IP address: give the cluster DNS Service's ClusterIP, like 10.96.0.10", ip))
 		}
 	}
 	errs = append(errs, validateResources(c)...)
