@@ -203,7 +203,10 @@ func (k *Kubelet) startPodSources(context.Context) (component, error) {
 
 // startSyncLoop runs the syncLoop (syncloop.go), where everything above meets, until the
 // kubelet stops.
-func (k *Kubelet) startSyncLoop(context.Context) (component, error) { return loop(k.syncLoop), nil }
+func (k *Kubelet) startSyncLoop(ctx context.Context) (component, error) {
+	k.dns.CheckLimitsForResolvConf(ctx) // as upstream's syncLoop does before its first turn
+	return loop(k.syncLoop), nil
+}
 
 // Run runs the start order and blocks until ctx ends (nil: a clean shutdown) or a step fails (its
 // error, named by the step); every step is stopped, in reverse order, before it returns.

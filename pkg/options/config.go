@@ -75,17 +75,7 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 	if c.Authorization.Mode == "" {
 		c.Authorization.Mode = kubeletconfig.KubeletAuthorizationModeWebhook
 	}
-	// The plain-HTTP /healthz listener (cmd/kubelet/app/server.go): on loopback, 10248; 0 turns it off.
-	if c.HealthzBindAddress == "" {
-		c.HealthzBindAddress = "127.0.0.1"
-	}
-	if c.HealthzPort == nil {
-		c.HealthzPort = ptr.To[int32](10248)
-	}
-	// The node's resolver file, the base of a pod's DNS (resolvConf; "" means none, as upstream).
-	if c.ResolverConfig == nil {
-		c.ResolverConfig = ptr.To("/etc/resolv.conf")
-	}
+	defaultHealthzAndDNS(c)
 	if c.CgroupDriver == "" {
 		c.CgroupDriver = cgroupDriverCgroupfs
 	}
@@ -113,6 +103,21 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 		if d.field.Duration == 0 {
 			d.field.Duration = d.def
 		}
+	}
+}
+
+// defaultHealthzAndDNS fills the plain-HTTP /healthz listener (cmd/kubelet/app/server.go: on
+// loopback, 10248; 0 turns it off) and the node's resolver file, the base of a pod's DNS
+// (resolvConf; "" means none), as upstream's v1beta1 defaults.
+func defaultHealthzAndDNS(c *kubeletconfig.KubeletConfiguration) {
+	if c.HealthzBindAddress == "" {
+		c.HealthzBindAddress = "127.0.0.1"
+	}
+	if c.HealthzPort == nil {
+		c.HealthzPort = ptr.To[int32](10248)
+	}
+	if c.ResolverConfig == nil {
+		c.ResolverConfig = ptr.To("/etc/resolv.conf")
 	}
 }
 
@@ -259,6 +264,18 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 			errs = append(errs, fmt.Sprintf("%s must not be negative, got %s", ttl.field, ttl.value))
 		}
 	}
+	errs = append(errs, validateHealthzAndDNS(c)...)
+	errs = append(errs, validateResources(c)...)
+	errs = append(errs, validateFeatureGates(c.FeatureGates)...)
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// validateHealthzAndDNS checks healthzPort (0 turns it off), healthzBindAddress and clusterDNS.
+func validateHealthzAndDNS(c *kubeletconfig.KubeletConfiguration) []string {
+	var errs []string
 	if c.HealthzPort != nil && (*c.HealthzPort < 0 || *c.HealthzPort > 65535) {
 		errs = append(errs, fmt.Sprintf("healthzPort (--healthz-port) %d must be between 1 and 65535, inclusive (0 turns /healthz off)", *c.HealthzPort))
 	}
@@ -272,10 +289,5 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 			errs = append(errs, fmt.Sprintf("clusterDNS (--cluster-dns) %q is not an IP address: give the cluster DNS Service's ClusterIP, like 10.96.0.10", ip))
 		}
 	}
-	errs = append(errs, validateResources(c)...)
-	errs = append(errs, validateFeatureGates(c.FeatureGates)...)
-	if len(errs) > 0 {
-		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	return errs
 }

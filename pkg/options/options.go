@@ -134,27 +134,9 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 			return err
 		}
 		o.IgnoredConfigFields = ignored
-		// Re-apply the config flags the user set, onto the loaded file.
-		fileGates := cfg.FeatureGates
-		fileFS := pflag.NewFlagSet("config", pflag.ContinueOnError)
-		configFlags(fileFS, &cfg)
-		var setErr error
-		fs.Visit(func(f *pflag.Flag) {
-			target := fileFS.Lookup(f.Name)
-			if target == nil || setErr != nil {
-				return
-			}
-			// A list flag prints as "[a,b]", which its Set would not parse back: copy the list.
-			if from, ok := f.Value.(pflag.SliceValue); ok {
-				setErr = target.Value.(pflag.SliceValue).Replace(from.GetSlice())
-				return
-			}
-			setErr = fileFS.Set(f.Name, f.Value.String())
-		})
-		if setErr != nil {
-			return setErr
+		if err := applySetFlags(fs, &cfg); err != nil {
+			return err
 		}
-		cfg.FeatureGates = mergeFeatureGates(cfg.FeatureGates, fileGates)
 		o.Config = cfg
 	}
 	if o.RootDir == "" {
@@ -207,6 +189,32 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 		o.NodeNamePrefix = o.NodeName + "-"
 	}
 	return o.validate()
+}
+
+// applySetFlags re-applies the config flags the user set onto the loaded file: the command line
+// wins, and a feature gate it does not name keeps the file's value.
+func applySetFlags(fs *pflag.FlagSet, cfg *kubeletconfig.KubeletConfiguration) error {
+	fileGates := cfg.FeatureGates
+	fileFS := pflag.NewFlagSet("config", pflag.ContinueOnError)
+	configFlags(fileFS, cfg)
+	var setErr error
+	fs.Visit(func(f *pflag.Flag) {
+		target := fileFS.Lookup(f.Name)
+		if target == nil || setErr != nil {
+			return
+		}
+		// A list flag prints as "[a,b]", which its Set would not parse back: copy the list.
+		if from, ok := f.Value.(pflag.SliceValue); ok {
+			setErr = target.Value.(pflag.SliceValue).Replace(from.GetSlice())
+			return
+		}
+		setErr = fileFS.Set(f.Name, f.Value.String())
+	})
+	if setErr != nil {
+		return setErr
+	}
+	cfg.FeatureGates = mergeFeatureGates(cfg.FeatureGates, fileGates)
+	return nil
 }
 
 // NodeNames are the names of the node agents this process runs: the node name, or with
