@@ -20,7 +20,8 @@ import (
 // What `kubeadm init` needs of a node's kubelet, on one node: /healthz on healthzPort (kubeadm's
 // wait-control-plane GETs it), a static pod as kubeadm writes them — priorityClassName
 // system-node-critical, hostPath volumes of type DirectoryOrCreate and FileOrCreate, probes on the
-// named port probe-port — whose mirror pod the API server admits with the class's priority, and
+// named port probe-port — whose mirror pod the API server's Priority admission accepts (kubeadm
+// writes priority 2000001000 beside the class; the two must agree), and
 // the /etc/resolv.conf a dnsPolicy gives a pod (clusterDNS, clusterDomain).
 func TestKubeadmNodeNeeds(t *testing.T) {
 	manifests, hostDir := t.TempDir(), t.TempDir()
@@ -52,6 +53,7 @@ metadata:
   namespace: kube-system
   labels: {component: kube-fake, tier: control-plane}
 spec:
+  priority: 2000001000
   priorityClassName: system-node-critical
   securityContext:
     seccompProfile: {type: RuntimeDefault}
