@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -44,13 +43,16 @@ func (h Healthz) Run(ctx context.Context) error {
 	healthz.InstallHandler(mux)
 	addr := net.JoinHostPort(h.Address, strconv.Itoa(int(h.Port)))
 	logger := klog.FromContext(ctx)
-	backoff := wait.NewJitteredBackoffManager(healthzRetry, 0, h.Clock)
-	wait.BackoffUntil(func() {
+	for {
 		if err := serveHealthz(ctx, addr, mux); err != nil {
 			logger.Error(err, "Failed to start healthz server")
 		}
-	}, backoff, true, ctx.Done())
-	return nil
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-h.Clock.After(healthzRetry):
+		}
+	}
 }
 
 // serveHealthz listens on addr and serves mux until ctx ends (nil) or the listener fails.
