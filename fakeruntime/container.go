@@ -147,6 +147,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 		createdAt: r.clock.Now(),
 		fs:        newRootfs(cfg.GetMounts(), cfg.GetWorkingDir()),
 	}
+	if err := writeResolvConf(c.fs, s.config.GetDnsConfig()); err != nil {
+		return nil, status.Errorf(codes.Internal, "container %q: /etc/resolv.conf: %v", key, err)
+	}
 	argv := slices.Concat(cfg.GetCommand(), cfg.GetArgs())
 	if len(cfg.GetCommand()) == 0 && len(argv) > 0 {
 		argv = withEntrypoint(img.spec.GetImage(), argv)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // An image's default program: what a container runs when its config has no command (the image's
@@ -127,6 +129,28 @@ func writeImageFiles(fs *rootfs, files map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// writeResolvConf puts the sandbox's DNS config into a container's /etc/resolv.conf, as
+// containerd writes it for the sandbox and bind-mounts it into each container: a search line,
+// one nameserver line per server, an options line, each only when it has entries. A sandbox
+// without a DNS config gets none (containerd would copy the host's; the fake reads nothing of
+// the host), and a volume mounted at /etc/resolv.conf keeps its own.
+func writeResolvConf(fs *rootfs, dc *runtimeapi.DNSConfig) error {
+	if len(dc.GetServers()) == 0 && len(dc.GetSearches()) == 0 && len(dc.GetOptions()) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	if len(dc.GetSearches()) > 0 {
+		b.WriteString("search " + strings.Join(dc.GetSearches(), " ") + "\n")
+	}
+	for _, s := range dc.GetServers() {
+		b.WriteString("nameserver " + s + "\n")
+	}
+	if len(dc.GetOptions()) > 0 {
+		b.WriteString("options " + strings.Join(dc.GetOptions(), " ") + "\n")
+	}
+	return writeImageFiles(fs, map[string]string{"/etc/resolv.conf": b.String()})
 }
 
 // answerRedis speaks enough of the Redis protocol (RESP, or inline commands) for clients and

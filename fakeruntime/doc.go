@@ -161,6 +161,11 @@
 //	                  /usr/bin /usr/share /var /var/log /var/run), the parents of the mount points,
 //	                  the working directory and /dev/null. A file needs its directory.
 //
+// /etc/resolv.conf is written into the layer from the sandbox's DnsConfig, as containerd writes
+// the sandbox's file (search, nameserver and options lines) — the file the kubelet decided from
+// the pod's dnsPolicy (pkg/dns). A sandbox without a DnsConfig gives none; a volume mounted there
+// keeps its own.
+//
 // Relative paths start at the CRI WorkingDir (default /). So `echo "bye" > /dev/termination-log`
 // lands in the file the kubelet mounts there, and in the layer when it mounts none.
 //

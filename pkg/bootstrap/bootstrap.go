@@ -29,7 +29,9 @@ import (
 // Config says where the kubelet's credentials live and how to get new ones.
 type Config struct {
 	// Kubeconfig is the kubelet's kubeconfig (--kubeconfig). Required. Used as is when it holds a
-	// valid, unexpired client certificate; otherwise bootstrap writes it.
+	// valid, unexpired client certificate in files; one embedded in it (kubeadm init's
+	// kubelet.conf) is put into CertDir's store first (useEmbeddedCert); otherwise bootstrap
+	// writes it.
 	Kubeconfig string
 	// BootstrapKubeconfig holds the API server, its CA and a bootstrap token (--bootstrap-kubeconfig).
 	// Required only when Kubeconfig has no valid certificate.
@@ -71,6 +73,10 @@ func LoadOrBootstrap(ctx context.Context, cfg Config) (*rest.Config, error) {
 	st := clientStore(cfg.CertDir)
 
 	restCfg, reason := loadValidKubeconfig(cfg.Kubeconfig, cfg.Clock.Now())
+	if restCfg != nil && restCfg.CertFile == "" {
+		logger.Info("Using the kubeconfig's embedded client certificate through the certificate store", "kubeconfig", cfg.Kubeconfig, "certDir", cfg.CertDir)
+		return useEmbeddedCert(restCfg, st, cfg.Clock.Now())
+	}
 	if restCfg != nil {
 		logger.Info("Using the existing client certificate", "kubeconfig", cfg.Kubeconfig)
 		return restCfg, nil
@@ -112,6 +118,27 @@ func LoadOrBootstrap(ctx context.Context, cfg Config) (*rest.Config, error) {
 	return restCfg, nil
 }
 
+// useEmbeddedCert serves a kubeconfig whose client certificate and key are embedded, as kubeadm
+// init's /etc/kubernetes/kubelet.conf, the way upstream's kubelet does (cmd/kubelet/app/server.go
+// buildKubeletClientConfig: "kubeadm needs the initial data in the kubeconfig to be placed into
+// the cert store"): unless --cert-dir already holds a valid kubelet-client-current.pem (a rotated
+// one wins), the embedded pair is written there, and the kubelet uses the store's file, which
+// rotation replaces. The kubeconfig itself is left alone: kubeadm's kubelet-finalize phase finds
+// kubelet-client-current.pem and points kubelet.conf at it.
+func useEmbeddedCert(restCfg *rest.Config, st store, now time.Time) (*rest.Config, error) {
+	if cur, err := st.current(); err != nil || now.After(cur.NotAfter) {
+		if err := st.checkWritable(); err != nil {
+			return nil, err
+		}
+		if _, err := st.update(restCfg.CertData, restCfg.KeyData, now); err != nil {
+			return nil, err
+		}
+	}
+	restCfg.CertData, restCfg.KeyData = nil, nil
+	restCfg.CertFile, restCfg.KeyFile = st.currentPath(), st.currentPath()
+	return restCfg, nil
+}
+
 // loadValidKubeconfig returns the config if path is a kubeconfig whose client certificate exists,
 // is valid now, and whose server is verified with a CA; otherwise nil and why not.
 func loadValidKubeconfig(path string, now time.Time) (*rest.Config, string) {
@@ -128,11 +155,15 @@ func loadValidKubeconfig(path string, now time.Time) (*rest.Config, string) {
 	if len(restCfg.CAData) == 0 && restCfg.CAFile == "" {
 		return nil, "it has no certificate-authority"
 	}
-	certFile, keyFile := restCfg.CertFile, restCfg.KeyFile
-	if certFile == "" || keyFile == "" {
-		return nil, "it has no client-certificate/client-key files"
+	var cert *x509.Certificate
+	switch {
+	case restCfg.CertFile != "" && restCfg.KeyFile != "":
+		cert, err = loadLeaf(restCfg.CertFile, restCfg.KeyFile)
+	case len(restCfg.CertData) > 0 && len(restCfg.KeyData) > 0: // embedded, as kubeadm init writes kubelet.conf
+		cert, err = parseLeaf(restCfg.CertData, restCfg.KeyData)
+	default:
+		return nil, "it has no client certificate and key (client-certificate/client-key files or their -data)"
 	}
-	cert, err := loadLeaf(certFile, keyFile)
 	if err != nil {
 		return nil, fmt.Sprintf("its client certificate cannot be loaded: %v", err)
 	}

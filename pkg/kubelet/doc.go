@@ -157,4 +157,5 @@
 //	probes.go             the prober's results into the syncLoop, kuberuntime and the status
 //	volumes.go            a container's env and mounts (GenerateRunContainerOptions)
 //	etc_hosts.go          the kubelet-managed /etc/hosts
+//	dns.go                the pods' /etc/resolv.conf: pkg/dns from clusterDNS, clusterDomain, resolvConf
 package kubelet

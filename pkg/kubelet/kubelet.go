@@ -21,6 +21,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 	"github.com/minikubelet/minikubelet/pkg/options"
+	"github.com/minikubelet/minikubelet/pkg/server"
 	"github.com/minikubelet/minikubelet/pkg/stats"
 )
 
@@ -146,6 +147,7 @@ func (k *Kubelet) startOrder() []step {
 		{"eviction", k.startEviction},                      // the eviction manager: pressure conditions, evictions every 10 s, admission under pressure
 		{"pod-sources", k.startPodSources},                 // pods with spec.nodeName = us, and static manifests
 		{"syncloop", k.startSyncLoop},                      // the main loop: everything above meets here
+		{"healthz", k.startHealthz},                        // healthzBindAddress:healthzPort: plain-HTTP /healthz (kubeadm polls 127.0.0.1:10248)
 	}
 }
 
@@ -163,6 +165,13 @@ func (k *Kubelet) startDebugListener(context.Context) (component, error) {
 		return nil, err // it names the address and the flag
 	}
 	return runFunc(debug.Serve), nil
+}
+
+// startHealthz serves /healthz on its own plain-HTTP listener once everything else runs, as
+// upstream starts it after RunKubelet; healthzPort 0 turns it off.
+func (k *Kubelet) startHealthz(context.Context) (component, error) {
+	cfg := &k.opts.Config
+	return server.Healthz{Address: cfg.HealthzBindAddress, Port: *cfg.HealthzPort, Clock: k.clock}, nil
 }
 
 // startPodWorkers lets the pod workers run; they go before the status manager, which asks them
@@ -194,7 +203,10 @@ func (k *Kubelet) startPodSources(context.Context) (component, error) {
 
 // startSyncLoop runs the syncLoop (syncloop.go), where everything above meets, until the
 // kubelet stops.
-func (k *Kubelet) startSyncLoop(context.Context) (component, error) { return loop(k.syncLoop), nil }
+func (k *Kubelet) startSyncLoop(ctx context.Context) (component, error) {
+	k.dns.CheckLimitsForResolvConf(ctx) // as upstream's syncLoop does before its first turn
+	return loop(k.syncLoop), nil
+}
 
 // Run runs the start order and blocks until ctx ends (nil: a clean shutdown) or a step fails (its
 // error, named by the step); every step is stopped, in reverse order, before it returns.

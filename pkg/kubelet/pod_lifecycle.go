@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/internal/journal"
+	"github.com/minikubelet/minikubelet/pkg/dns"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
@@ -38,6 +39,7 @@ type podLifecycle struct {
 	containerRuntime *kuberuntime.Manager  // pod specs into CRI calls
 	runtimeName      string                // the runtime's name, the "<runtime>://" of container IDs
 	secretManager    secretmanager.Manager // Secrets and ConfigMaps for env and volumes
+	dns              *dns.Configurer       // each sandbox's DNS config: the pods' /etc/resolv.conf (dns.go)
 	allocatable      corev1.ResourceList   // the node's allocatable: admission, the downward API's default limits
 	podCache         *pleg.Cache           // the runtime's pod statuses, written by PLEG, read by the pod workers
 	pleg             podLifecycleEventGenerator
@@ -94,7 +96,8 @@ func (k *Kubelet) newPodLifecycle() (podLifecycle, error) {
 		return lc, err
 	}
 	lc.allocatable, lc.runtimeName = allocatable, k.cri.Version().GetRuntimeName()
-	if lc.containerRuntime, err = kuberuntime.New(kuberuntime.Config{Runtime: k.cri.Runtime, Image: k.cri.Image, PodLogsDir: cfg.PodLogsDir,
+	lc.dns = k.newDNSConfigurer()
+	if lc.containerRuntime, err = kuberuntime.New(kuberuntime.Config{Runtime: k.cri.Runtime, Image: k.cri.Image, PodLogsDir: cfg.PodLogsDir, DNS: lc.dns,
 		Recorder: k.recorder, Journal: k.journal.For(journal.SourceCRI), MemoryCapacity: capacity.Memory().Value(), Clock: clk}); err != nil {
 		return lc, err
 	}

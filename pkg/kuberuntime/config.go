@@ -13,8 +13,16 @@ import (
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
-// sandboxConfig is the CRI PodSandboxConfig of a pod (upstream: kuberuntime_sandbox.go).
-func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
+// PodDNS decides a pod's DNS config (pkg/dns Configurer; upstream runtimeHelper.GetPodDNS).
+type PodDNS interface {
+	// PodDNS returns the sandbox's DnsConfig; it fails only when the node's resolvConf cannot be
+	// read. It may record Events; the caller owns the result.
+	PodDNS(ctx context.Context, pod *corev1.Pod) (*runtimeapi.DNSConfig, error)
+}
+
+// sandboxConfig is the CRI PodSandboxConfig of a pod (upstream: kuberuntime_sandbox.go
+// generatePodSandboxConfig). It fails when the pod's DNS config cannot be made.
+func (m *Manager) sandboxConfig(ctx context.Context, pod *corev1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
 		LogDirectory: podLogDir(m.podLogsDir, pod.Namespace, pod.Name, pod.UID),
@@ -23,6 +31,13 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		Linux:        sandboxLinuxConfig(pod), // security_context.go
 	}
 	cfg.Linux.CgroupParent = podCgroupParent(pod) // resources.go
+	if m.dns != nil {
+		dnsConfig, err := m.dns.PodDNS(ctx, pod)
+		if err != nil {
+			return nil, err
+		}
+		cfg.DnsConfig = dnsConfig
+	}
 	// A host-network pod shares the node's UTS namespace, so it must not set a hostname.
 	if !pod.Spec.HostNetwork {
 		cfg.Hostname = podHostname(pod)
@@ -37,7 +52,7 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 			})
 		}
 	}
-	return cfg
+	return cfg, nil
 }
 
 // podHostname is the hostname a pod sees: kubecontainer.PodHostnameAndDomain, which the managed
@@ -82,8 +97,12 @@ func protocol(p corev1.Protocol) runtimeapi.Protocol {
 }
 
 func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt uint32) (string, error) {
+	config, err := m.sandboxConfig(ctx, pod, attempt)
+	if err != nil {
+		return "", fmt.Errorf("failed to generate sandbox config for pod %q: %w", podDesc(pod), err)
+	}
 	start := m.clock.Now()
-	resp, err := m.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: m.sandboxConfig(pod, attempt)})
+	resp, err := m.runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: config})
 	m.noteCRI("RunPodSandbox", journal.Pod(pod), start, err, "id", resp.GetPodSandboxId())
 	if err != nil {
 		return "", fmt.Errorf("run pod sandbox: %w", err)

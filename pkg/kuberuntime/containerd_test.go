@@ -114,7 +114,7 @@ func TestSandboxConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := m.sandboxConfig(tc.pod, 0)
+			cfg := mustSandboxConfig(t, m, tc.pod)
 			if cfg.GetHostname() != tc.wantHostname {
 				t.Errorf("hostname %q, want %q", cfg.GetHostname(), tc.wantHostname)
 			}

@@ -59,6 +59,9 @@ type Config struct {
 	PodLogsDir string
 	// Options resolves env and mounts; nil gives containers their literal env values only.
 	Options OptionsGenerator
+	// DNS gives each sandbox its DNS config, from which the runtime writes the pod's
+	// /etc/resolv.conf (pkg/dns); nil leaves DnsConfig unset, the runtime's default.
+	DNS PodDNS
 	// Probes are the liveness and startup probes' results; nil: no probe ever fails.
 	Probes ProbeResults
 	// Recorder records the pod Events `kubectl describe pod` lists (Pulling, Pulled, Created,
@@ -81,6 +84,7 @@ type Manager struct {
 	image      runtimeapi.ImageServiceClient
 	podLogsDir string
 	options    OptionsGenerator
+	dns        PodDNS
 	probes     ProbeResults
 	recorder   record.EventRecorder
 	clock      clock.Clock
@@ -118,6 +122,7 @@ func New(cfg Config) (*Manager, error) {
 		image:      cfg.Image,
 		podLogsDir: cfg.PodLogsDir,
 		options:    cfg.Options,
+		dns:        cfg.DNS,
 		probes:     cfg.Probes,
 		recorder:   cfg.Recorder,
 		hookClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil,
@@ -170,7 +175,12 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 		return result
 	}
 	// 3.–5. Ephemeral, init and regular containers.
-	target := startTarget{sandboxID: sandboxID, config: m.sandboxConfig(pod, actions.Attempt), podIP: podIP}
+	config, err := m.sandboxConfig(ctx, pod, actions.Attempt)
+	if err != nil {
+		result.SandboxError = fmt.Errorf("%s: GeneratePodSandboxConfig for pod %q failed: %w", ReasonConfigSandboxError, podDesc(pod), err)
+		return result
+	}
+	target := startTarget{sandboxID: sandboxID, config: config, podIP: podIP}
 	m.startForSync(ctx, pod, status, actions, target, &result)
 	return result
 }

@@ -69,11 +69,11 @@ func TestSandboxCgroupParent(t *testing.T) {
 		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}},
 		Status: corev1.PodStatus{QOSClass: corev1.PodQOSBurstable}}
 	m := &Manager{podLogsDir: "/logs", memoryCapacity: 1 << 30}
-	if got := m.sandboxConfig(pod, 0).GetLinux().GetCgroupParent(); got != "/kubepods/burstable/pod1234" {
+	if got := mustSandboxConfig(t, m, pod).GetLinux().GetCgroupParent(); got != "/kubepods/burstable/pod1234" {
 		t.Errorf("CgroupParent = %q, want /kubepods/burstable/pod1234", got)
 	}
 	pod.Status.QOSClass = ""
-	if got := m.sandboxConfig(pod, 0).GetLinux().GetCgroupParent(); got != "/kubepods/besteffort/pod1234" {
+	if got := mustSandboxConfig(t, m, pod).GetLinux().GetCgroupParent(); got != "/kubepods/besteffort/pod1234" {
 		t.Errorf("CgroupParent without a stored class = %q, want the computed BestEffort one", got)
 	}
 }

@@ -17,6 +17,7 @@ const (
 	ReasonCreateContainerErr = "CreateContainerError"
 	ReasonRunContainerError  = "RunContainerError"
 	ReasonCreateSandboxError = "CreatePodSandboxError"
+	ReasonConfigSandboxError = "ConfigPodSandboxError" // upstream kubecontainer.ErrConfigPodSandbox: the sandbox config (its DNS) could not be made
 	ReasonCreateConfigError  = "CreateContainerConfigError"
 )
 

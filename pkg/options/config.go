@@ -75,6 +75,7 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 	if c.Authorization.Mode == "" {
 		c.Authorization.Mode = kubeletconfig.KubeletAuthorizationModeWebhook
 	}
+	defaultHealthzAndDNS(c)
 	if c.CgroupDriver == "" {
 		c.CgroupDriver = cgroupDriverCgroupfs
 	}
@@ -105,6 +106,21 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 	}
 }
 
+// defaultHealthzAndDNS fills the plain-HTTP /healthz listener (cmd/kubelet/app/server.go: on
+// loopback, 10248; 0 turns it off) and the node's resolver file, the base of a pod's DNS
+// (resolvConf; "" means none), as upstream's v1beta1 defaults.
+func defaultHealthzAndDNS(c *kubeletconfig.KubeletConfiguration) {
+	if c.HealthzBindAddress == "" {
+		c.HealthzBindAddress = "127.0.0.1"
+	}
+	if c.HealthzPort == nil {
+		c.HealthzPort = ptr.To[int32](10248)
+	}
+	if c.ResolverConfig == nil {
+		c.ResolverConfig = ptr.To("/etc/resolv.conf")
+	}
+}
+
 // implementedFields are the top-level KubeletConfiguration fields minikubelet acts on. Others are
 // accepted (so a real kubelet's config file loads) and logged once as ignored.
 var implementedFields = map[string]bool{
@@ -115,7 +131,8 @@ var implementedFields = map[string]bool{
 	"eventRecordQPS": true, "eventBurst": true,
 	"containerRuntimeEndpoint": true, "podLogsDir": true, "syncFrequency": true, "fileCheckFrequency": true,
 	"configMapAndSecretChangeDetectionStrategy": true, "authentication": true, "authorization": true,
-	"enableProfilingHandler": true, "podCIDR": true, "featureGates": true, "clusterDomain": true,
+	"enableProfilingHandler": true, "podCIDR": true, "featureGates": true, "clusterDomain": true, "clusterDNS": true, "resolvConf": true,
+	"healthzBindAddress": true, "healthzPort": true,
 	"kubeReserved": true, "systemReserved": true, "evictionHard": true, "mergeDefaultEvictionSettings": true, "cgroupDriver": true,
 	"evictionSoft": true, "evictionSoftGracePeriod": true, "evictionPressureTransitionPeriod": true, "evictionMaxPodGracePeriod": true,
 	"evictionMinimumReclaim": true, "localStorageCapacityIsolation": true,
@@ -247,10 +264,30 @@ func ValidateConfig(c *kubeletconfig.KubeletConfiguration) error {
 			errs = append(errs, fmt.Sprintf("%s must not be negative, got %s", ttl.field, ttl.value))
 		}
 	}
+	errs = append(errs, validateHealthzAndDNS(c)...)
 	errs = append(errs, validateResources(c)...)
 	errs = append(errs, validateFeatureGates(c.FeatureGates)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// validateHealthzAndDNS checks healthzPort (0 turns it off), healthzBindAddress and clusterDNS.
+func validateHealthzAndDNS(c *kubeletconfig.KubeletConfiguration) []string {
+	var errs []string
+	if c.HealthzPort != nil && (*c.HealthzPort < 0 || *c.HealthzPort > 65535) {
+		errs = append(errs, fmt.Sprintf("healthzPort (--healthz-port) %d must be between 1 and 65535, inclusive (0 turns /healthz off)", *c.HealthzPort))
+	}
+	if net.ParseIP(c.HealthzBindAddress) == nil {
+		errs = append(errs, fmt.Sprintf("healthzBindAddress (--healthz-bind-address) %q is not an IP address: give one like 127.0.0.1", c.HealthzBindAddress))
+	}
+	for _, ip := range c.ClusterDNS {
+		// Upstream logs "Invalid clusterDNS IP" and drops it; a pod's resolv.conf would then
+		// silently lack a server, so minikubelet refuses it.
+		if net.ParseIP(ip) == nil {
+			errs = append(errs, fmt.Sprintf("clusterDNS (--cluster-dns) %q is not an IP address: give the cluster DNS Service's ClusterIP, like 10.96.0.10", ip))
+		}
+	}
+	return errs
 }

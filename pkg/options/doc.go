@@ -14,6 +14,12 @@
 // fills in what it does not name. cgroupDriver (--cgroup-driver) must be cgroupfs: the systemd
 // driver is refused.
 //
+// The node's second listener and the pods' DNS (config.go): healthzBindAddress and healthzPort
+// (--healthz-bind-address, --healthz-port; 127.0.0.1:10248, 0 turns /healthz off), clusterDNS
+// (--cluster-dns, IPs only), clusterDomain (--cluster-domain) and resolvConf (--resolv-conf,
+// default /etc/resolv.conf, "" for none), defaulted as upstream's v1beta1. kubeadm's own
+// config.yaml loads as written (testdata/kubeadm-config.yaml; docs/kubeadm.md lists each field).
+//
 // Feature gates (features.go; upstream pkg/features/kube_features.go): --feature-gates
 // Name=true,… and the file's featureGates, the command line winning gate by gate (a gate it does
 // not name keeps the file's value, as upstream's kubeletConfigFlagPrecedence merges them);

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	cliflag "k8s.io/component-base/cli/flag"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/cm"
@@ -89,6 +90,11 @@ func configFlags(fs *pflag.FlagSet, c *kubeletconfig.KubeletConfiguration) {
 	fs.DurationVar(&c.EvictionPressureTransitionPeriod.Duration, "eviction-pressure-transition-period", c.EvictionPressureTransitionPeriod.Duration, "how long a pressure condition stays True after its threshold was last met (config: evictionPressureTransitionPeriod)")
 	fs.Int32Var(&c.EvictionMaxPodGracePeriod, "eviction-max-pod-grace-period", c.EvictionMaxPodGracePeriod, "the most seconds a pod evicted for a soft threshold gets to stop; a pod's shorter terminationGracePeriodSeconds wins, and it is at least 1 (config: evictionMaxPodGracePeriod)")
 	fs.Var(cliflag.NewMapStringString(&c.EvictionMinimumReclaim), "eviction-minimum-reclaim", "how much more than its threshold must be free before a met threshold counts as resolved, e.g. memory.available=500Mi,nodefs.available=5% (config: evictionMinimumReclaim)")
+	fs.Int32Var(c.HealthzPort, "healthz-port", *c.HealthzPort, "port of the plain-HTTP /healthz endpoint; 0 turns it off (config: healthzPort)")
+	fs.StringVar(&c.HealthzBindAddress, "healthz-bind-address", c.HealthzBindAddress, "IP address /healthz serves on (config: healthzBindAddress)")
+	fs.StringSliceVar(&c.ClusterDNS, "cluster-dns", c.ClusterDNS, "DNS server IPs a dnsPolicy: ClusterFirst pod's /etc/resolv.conf names, e.g. 10.96.0.10 (config: clusterDNS)")
+	fs.StringVar(&c.ClusterDomain, "cluster-domain", c.ClusterDomain, "the cluster's DNS domain, e.g. cluster.local: a ClusterFirst pod searches <ns>.svc.<domain> svc.<domain> <domain> (config: clusterDomain)")
+	fs.StringVar(c.ResolverConfig, "resolv-conf", *c.ResolverConfig, "resolver file that is the base of pods' DNS; \"\" gives dnsPolicy: Default pods nameserver 127.0.0.1 (config: resolvConf)")
 	fs.StringVar(&c.CgroupDriver, "cgroup-driver", c.CgroupDriver, "how the runtime is told about cgroups; only cgroupfs (config: cgroupDriver)")
 	// Feature gates (features.go).
 	fs.Var(featureGatesValue{cliflag.NewMapStringBool(&c.FeatureGates)}, "feature-gates", "feature gates to switch on or off, Name=true|false,… (config: featureGates; a gate the command line does not name keeps the file's value); minikubelet knows only "+strings.Join(KnownFeatures(), ", "))
@@ -128,20 +134,9 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 			return err
 		}
 		o.IgnoredConfigFields = ignored
-		// Re-apply the config flags the user set, onto the loaded file.
-		fileGates := cfg.FeatureGates
-		fileFS := pflag.NewFlagSet("config", pflag.ContinueOnError)
-		configFlags(fileFS, &cfg)
-		var setErr error
-		fs.Visit(func(f *pflag.Flag) {
-			if fileFS.Lookup(f.Name) != nil && setErr == nil {
-				setErr = fileFS.Set(f.Name, f.Value.String())
-			}
-		})
-		if setErr != nil {
-			return setErr
+		if err := applySetFlags(fs, &cfg); err != nil {
+			return err
 		}
-		cfg.FeatureGates = mergeFeatureGates(cfg.FeatureGates, fileGates)
 		o.Config = cfg
 	}
 	if o.RootDir == "" {
@@ -196,6 +191,32 @@ func (o *Options) Complete(fs *pflag.FlagSet) error {
 	return o.validate()
 }
 
+// applySetFlags re-applies the config flags the user set onto the loaded file: the command line
+// wins, and a feature gate it does not name keeps the file's value.
+func applySetFlags(fs *pflag.FlagSet, cfg *kubeletconfig.KubeletConfiguration) error {
+	fileGates := cfg.FeatureGates
+	fileFS := pflag.NewFlagSet("config", pflag.ContinueOnError)
+	configFlags(fileFS, cfg)
+	var setErr error
+	fs.Visit(func(f *pflag.Flag) {
+		target := fileFS.Lookup(f.Name)
+		if target == nil || setErr != nil {
+			return
+		}
+		// A list flag prints as "[a,b]", which its Set would not parse back: copy the list.
+		if from, ok := f.Value.(pflag.SliceValue); ok {
+			setErr = target.Value.(pflag.SliceValue).Replace(from.GetSlice())
+			return
+		}
+		setErr = fileFS.Set(f.Name, f.Value.String())
+	})
+	if setErr != nil {
+		return setErr
+	}
+	cfg.FeatureGates = mergeFeatureGates(cfg.FeatureGates, fileGates)
+	return nil
+}
+
 // NodeNames are the names of the node agents this process runs: the node name, or with
 // --nodes N > 1, <prefix>1 … <prefix>N.
 func (o *Options) NodeNames() []string {
@@ -211,7 +232,8 @@ func (o *Options) NodeNames() []string {
 
 // ForNode returns the options of node agent i (1 … --nodes) of --nodes: its own name
 // (NodeNames()[i-1]), its own root dir <root-dir>/<name>/ with the kubeconfig, certificates, pod
-// logs in it, and its own podCIDR for its fake runtime's pod IPs, nodePodCIDR(i); the
+// logs in it, and its own podCIDR for its fake runtime's pod IPs, nodePodCIDR(i); /healthz on
+// agent 1 only; the
 // EventedPLEG gate on unless set. Everything else is shared, read-only.
 func (o *Options) ForNode(i int) *Options {
 	n := *o
@@ -221,6 +243,10 @@ func (o *Options) ForNode(i int) *Options {
 	n.Kubeconfig = filepath.Join(n.RootDir, "kubeconfig")
 	n.Config.PodLogsDir = filepath.Join(n.RootDir, "pod-logs")
 	n.Config.PodCIDR = nodePodCIDR(i)
+	// One process, one /healthz: node agent 1 serves it, the others would only find it taken.
+	if i > 1 {
+		n.Config.HealthzPort = ptr.To[int32](0)
+	}
 	// Idle nodes would relist every second each (1000 nodes: 2000 CRI calls a second): they
 	// follow their runtime's container events instead, unless the gate is set either way.
 	if _, set := o.Config.FeatureGates[EventedPLEG]; !set {

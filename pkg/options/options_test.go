@@ -206,6 +206,10 @@ func TestNodesDeriveOneDirectoryPerNode(t *testing.T) {
 			t.Errorf("node %d: %v", i, err)
 		}
 	}
+	// One /healthz per process: agent 1's, on the configured port; the others' is off.
+	if p1, p2 := *o.ForNode(1).Config.HealthzPort, *o.ForNode(2).Config.HealthzPort; p1 != 10248 || p2 != 0 || *o.Config.HealthzPort != 10248 {
+		t.Errorf("healthzPort: node 1 %d, node 2 %d, shared %d; want 10248, 0, 10248", p1, p2, *o.Config.HealthzPort)
+	}
 	if o.NodeName != "node-1" || o.RootDir == want {
 		t.Errorf("ForNode changed the shared options: %s %s", o.NodeName, o.RootDir)
 	}

@@ -32,6 +32,10 @@
 //	   ▼                     copy bytes both ways
 //	runtime's streaming server ◀══▶ the process in the container
 //
+// healthz.go is the second listener, apart from this API: plain HTTP on healthzBindAddress:
+// healthzPort (127.0.0.1:10248; 0 turns it off), /healthz answering "ok" without authentication,
+// as cmd/kubelet/app/server.go starts it after RunKubelet. kubeadm's wait-control-plane polls it.
+//
 // File by file: server.go (Config, New, Run), routes.go (the mux, the small info handlers and
 // /stats/summary), auth.go, tls.go, logs.go (/containerLogs), streaming.go (/exec, /attach,
 // /portForward, /run).

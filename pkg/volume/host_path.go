@@ -3,6 +3,9 @@ package volume
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -20,8 +23,14 @@ import (
 //
 // A check that fails is the volume's error, in upstream's words ("hostPath type check failed:
 // /x is not a directory"), so the pod's FailedMount Event reads the same.
+//
+// Before any check, a path with a ".." element is refused ("invalid HostPath `/a/../b`: must
+// not contain '..'", upstream's SetUp with validation.ValidatePathNoBacksteps), whatever its type.
 func setUpHostPath(hp *corev1.HostPathVolumeSource) (string, error) {
 	path := hp.Path
+	if slices.Contains(strings.Split(filepath.ToSlash(path), "/"), "..") {
+		return "", fmt.Errorf("invalid HostPath `%s`: must not contain '..'", path)
+	}
 	if hp.Type == nil || *hp.Type == corev1.HostPathUnset {
 		return path, nil
 	}

@@ -31,6 +31,11 @@ func TestSetUpHostPath(t *testing.T) {
 		{"socket", file, corev1.HostPathSocket, "hostPath type check failed: " + file + " is not a socket file"},
 		{"block device", file, corev1.HostPathBlockDev, "hostPath type check failed: " + file + " is not a block device"},
 		{"invalid", dir, "Nonsense", "Nonsense is an invalid volume type"},
+		{"char device", "/dev/null", corev1.HostPathCharDev, ""},
+		{"file is not a char device", file, corev1.HostPathCharDev, "hostPath type check failed: " + file + " is not a character device"},
+		{"char device is not a block device", "/dev/null", corev1.HostPathBlockDev, "hostPath type check failed: /dev/null is not a block device"},
+		{"backsteps refused, even untyped", dir + "/../etc", corev1.HostPathUnset, "invalid HostPath `" + dir + "/../etc`: must not contain '..'"},
+		{"backsteps refused before creating", dir + "/x/../y", corev1.HostPathDirectoryOrCreate, "invalid HostPath `" + dir + "/x/../y`: must not contain '..'"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,6 +54,9 @@ func TestSetUpHostPath(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "a", "b")); err != nil || !fi.IsDir() {
 		t.Errorf("DirectoryOrCreate did not make the directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
+		t.Errorf("a refused DirectoryOrCreate path made %s/x", dir)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "new")); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
 		t.Errorf("FileOrCreate did not make an empty file: %v", err)

@@ -24,7 +24,7 @@ import (
 // from the runtime.
 func TestBusyboxPod(t *testing.T) {
 	rt := startContainerd(t)
-	n := startNode(t, "e2e-containerd-pod", rt)
+	n := startNode(t, "e2e-containerd-pod", rt, "--cluster-dns", "10.96.0.10", "--cluster-domain", "cluster.local")
 	ns := namespace(t)
 	ctx := context.Background()
 
@@ -100,6 +100,20 @@ func TestBusyboxPod(t *testing.T) {
 		all := rt.crictl(t, "ps", "-a", "-q")
 		return len(sandboxes) == 0 && strings.TrimSpace(all) == "", fmt.Sprintf("sandboxes %+v; containers %q", sandboxes, all)
 	})
+
+	// /etc/resolv.conf is the file containerd writes from the sandbox's DnsConfig: for a
+	// host-network pod with dnsPolicy ClusterFirstWithHostNet, clusterDNS and the cluster's search
+	// domains before the node's, ndots:5 (pkg/dns, upstream's dns.Configurer).
+	dnsNS := namespace(t)
+	spec := busyboxPod(n.name, corev1.RestartPolicyAlways, "sleep", "3600")
+	spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+	runningPod(t, dnsNS, "dns", spec)
+	out, code = kubectl(t, "-n", dnsNS, "exec", "dns", "--", "cat", "/etc/resolv.conf")
+	if want := "search " + dnsNS + ".svc.cluster.local svc.cluster.local cluster.local"; code != 0 || !strings.HasPrefix(out, want) ||
+		!strings.Contains(out, "\nnameserver 10.96.0.10\n") || strings.Count(out, "nameserver") != 1 || !strings.Contains(out, "options ndots:5") {
+		t.Errorf("ClusterFirstWithHostNet /etc/resolv.conf (exit %d):\n%s\nwant %q…, only nameserver 10.96.0.10, options ndots:5", code, out, want)
+	}
+	t.Logf("kubectl exec dns -- cat /etc/resolv.conf:\n%s", out)
 }
 
 // restartPolicy Always with a container that exits 1: restarts behind the crash-loop back-off,

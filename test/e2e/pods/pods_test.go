@@ -38,6 +38,7 @@ type node struct {
 	rootDir string
 	socket  string // its fake runtime
 	port    int    // its kubelet API (:10250 of a real node), on 127.0.0.1
+	healthz int    // its plain-HTTP /healthz (:10248 of a real node), on 127.0.0.1
 	proc    *framework.Process
 	args    []string
 }
@@ -57,11 +58,14 @@ func startNodeWith(t *testing.T, bin, name string, extra ...string) *node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(rootDir) })
-	n := &node{name: name, rootDir: rootDir, socket: filepath.Join(rootDir, "fake-runtime.sock"), port: framework.FreePort(t)}
+	n := &node{name: name, rootDir: rootDir, socket: filepath.Join(rootDir, "fake-runtime.sock"), port: framework.FreePort(t), healthz: framework.FreePort(t)}
 	n.args = append([]string{
 		"--bootstrap-kubeconfig", cluster.BootstrapKubeconfig, "--root-dir", rootDir,
 		"--hostname-override", name, "--node-ip", "127.0.0.1",
 		"--address", "127.0.0.1", "--port", strconv.Itoa(n.port), "-v", "3", // 3: housekeeping counts
+		// As a kubeadm node: /healthz on a port of its own (nodes of parallel tests share
+		// 127.0.0.1), the cluster DNS Service's IP and domain for ClusterFirst pods' resolv.conf.
+		"--healthz-port", strconv.Itoa(n.healthz), "--cluster-dns", "10.96.0.10", "--cluster-domain", "cluster.local",
 	}, extra...)
 	n.proc = framework.StartProcess(t, bin, n.args...)
 	t.Cleanup(func() {
