@@ -18,7 +18,7 @@ import (
 type Terminal struct {
 	cmd    *exec.Cmd
 	master *os.File
-	done   chan struct{} // closed when the command has exited
+	done   chan struct{} // closed when the command has exited and what it wrote was read
 	err    error         // its exit, once done
 	read   chan struct{} // closed when the terminal has nothing more to show
 
@@ -43,6 +43,10 @@ func StartOnTerminal(cmd *exec.Cmd) (*Terminal, error) {
 	go term.readScreen()
 	go func() {
 		term.err = cmd.Wait()
+		select { // what it wrote just before its exit may still be on its way to us
+		case <-term.read:
+		case <-time.After(time.Second): // a child of it may hold the terminal open
+		}
 		close(term.done)
 	}()
 	return term, nil
@@ -100,7 +104,7 @@ func (term *Terminal) Type(keys string) error {
 	return err
 }
 
-// Done is closed when the command has exited; Err is its exit then.
+// Done is closed when the command has exited and the terminal shows all it wrote.
 func (term *Terminal) Done() <-chan struct{} { return term.done }
 
 // Err is the command's exit (nil for status 0); read it only after Done.
@@ -117,10 +121,6 @@ func (term *Terminal) WaitFor(seen int, want string, timeout time.Duration) (str
 		}
 		select {
 		case <-term.done:
-			select { // what it wrote just before its exit may still be on its way to us
-			case <-term.read:
-			case <-time.After(time.Second):
-			}
 			if screen = term.String(); strings.Contains(screen[min(seen, len(screen)):], want) {
 				return screen, nil
 			}
