@@ -24,6 +24,8 @@ type view struct {
 	// reachable says whether a container of this runtime serves on an address: wget and curl
 	// connect to nothing else (fetch.go). Nil: nothing is.
 	reachable func(netip.AddrPort) bool
+	user      *runtimeapi.LinuxContainerSecurityContext // who the container runs as, for id
+	stdin     string                                    // what the command before "|" printed
 }
 
 // runBuiltin runs one of the grammar's built-in commands (isBuiltin) against a container's view
@@ -51,6 +53,14 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 		out.WriteString(text + "\n")
 	case "wget", "curl":
 		return fetch(v, name, args)
+	case "head", "tail", "grep", "wc":
+		return runFilter(v, name, args)
+	case "id":
+		return id(v.user, args)
+	case "printf":
+		return printf(args)
+	case "nslookup":
+		return nslookup(v, args)
 	case "seq":
 		text, err := seq(args)
 		if err != nil {
@@ -58,6 +68,9 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 		}
 		out.WriteString(text)
 	case "cat":
+		if len(args) == 0 { // cat reading a pipe
+			out.WriteString(v.stdin)
+		}
 		for _, p := range operands(args) {
 			data, err := v.fs.readFile(p)
 			if err != nil {

@@ -32,6 +32,8 @@ type process struct {
 	vars    map[string]string // the shell's variables (the environment is read through them)
 	fors    map[int]*forIter  // the for loops running, by the index of their step
 	jumps   int               // jumps since the program last waited: a busy loop pauses (maxJumps)
+	piped   *string           // what the command before "|" printed: the next command's stdin
+	skipped bool              // the command before "|" did not run: neither does the next
 }
 
 // forIter is a running for loop: its words, expanded when it started, and the next one.
@@ -57,8 +59,16 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 	for p.pc < len(p.program) {
 		st := p.program[p.pc]
 		p.pc++
-		if !st.cond.holds(p.status) {
+		if !st.cond.holds(p.status) || p.skipped {
+			p.skipped = st.pipe
 			continue // `a && b` with a failed, `a || b` with a succeeded: $? stays
+		}
+		v := v
+		if p.piped != nil { // the right side of "a | b": a's output is b's stdin
+			v.stdin, p.piped = *p.piped, nil
+			if st.kind == stepStdin {
+				st = step{kind: stepBuiltin, argv: []string{"cat"}, cond: st.cond, redirs: st.redirs, pipe: st.pipe}
+			}
 		}
 		st, done, err := p.control(st, v, out)
 		switch {
@@ -77,6 +87,11 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 			}
 			p.status = 1
 			continue
+		}
+		var pipe *pipeSink
+		if st.pipe {
+			pipe = &pipeSink{base: o}
+			o = pipe
 		}
 		last := p.status
 		p.status = 0
@@ -120,8 +135,29 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 		if f, ok := o.(*fileOutput); ok && f.failed {
 			p.status = 1
 		}
+		if pipe != nil {
+			p.piped = &pipe.stdout
+		}
+		if st.hold && !st.bg { // tail -f: then wait until stopped
+			p.jumps = 0
+			return step{kind: stepForever}, o, nil
+		}
 	}
 	return step{kind: stepExit, code: p.status}, out, nil
+}
+
+// pipeSink keeps a command's stdout for the command after "|"; its stderr goes on to base.
+type pipeSink struct {
+	base   sink
+	stdout string
+}
+
+func (s *pipeSink) write(stream runtimeapi.LogStreamType, text string) error {
+	if stream == runtimeapi.Stdout {
+		s.stdout += text
+		return nil
+	}
+	return s.base.write(stream, text)
 }
 
 // say writes a step's message, if it has one, as a line.
@@ -165,7 +201,7 @@ func (p *process) control(st step, v view, out sink) (step, bool, error) {
 			return st, true, p.expansionFailed(out, err)
 		}
 		ex := parseCommand(words, st.mode)
-		ex.cond, ex.redirs, ex.bg = st.cond, st.redirs, ex.bg || st.bg
+		ex.cond, ex.redirs, ex.bg, ex.pipe = st.cond, st.redirs, ex.bg || st.bg, st.pipe
 		return ex, false, nil
 	}
 	return st, false, nil
@@ -364,7 +400,7 @@ func (r *Runtime) resume(id string) {
 
 // viewLocked is what the container's commands see.
 func (r *Runtime) viewLocked(c *container) view {
-	v := view{env: c.config.GetEnvs(), fs: c.fs, now: r.clock.Now, reachable: func(a netip.AddrPort) bool {
+	v := view{env: c.config.GetEnvs(), fs: c.fs, now: r.clock.Now, user: c.config.GetLinux().GetSecurityContext(), reachable: func(a netip.AddrPort) bool {
 		_, ok := r.reachable.Load(a)
 		return ok
 	}}
