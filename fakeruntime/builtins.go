@@ -53,10 +53,12 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 		out.WriteString(text + "\n")
 	case "wget", "curl":
 		return fetch(v, name, args)
-	case "head", "tail", "grep", "wc":
+	case "head", "tail", "grep", "rev", "wc":
 		return runFilter(v, name, args)
 	case "id":
 		return id(v.user, args)
+	case "pwd":
+		out.WriteString(v.fs.workDir + "\n")
 	case "printf":
 		return printf(args)
 	case "nslookup":

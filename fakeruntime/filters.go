@@ -11,24 +11,33 @@ import (
 )
 
 // The built-ins the docs' examples put in pipes and the commands their pages type: head, tail,
-// grep and wc read their files, or what the command before "|" printed; id answers from the
+// grep, rev and wc read their files, or what the command before "|" printed; id answers from the
 // container's CRI security context; printf formats; nslookup answers as a pod without a DNS
 // server would. Each returns stdout, stderr and its exit status, with busybox's messages.
 
-// runFilter runs head, tail, grep or wc (isFilter).
+// runFilter runs head, tail, grep, rev or wc (isFilter).
 func runFilter(v view, name string, args []string) (string, string, int32) {
 	switch name {
 	case "head", "tail":
 		return headTail(v, name, args)
 	case "grep":
 		return grep(v, args)
+	case "rev":
+		text, stderr, status := filterInput(v, name, args)
+		var out strings.Builder
+		for _, l := range lines(text) {
+			r := []rune(strings.TrimSuffix(l, "\n"))
+			slices.Reverse(r)
+			out.WriteString(string(r) + "\n")
+		}
+		return out.String(), stderr, status
 	}
 	return wc(v, args)
 }
 
 // isFilter says whether runFilter runs the command name.
 func isFilter(name string) bool {
-	return slices.Contains([]string{"head", "tail", "grep", "wc"}, name)
+	return slices.Contains([]string{"head", "tail", "grep", "rev", "wc"}, name)
 }
 
 // filterInput is what a filter reads: its files in turn, or stdin (a pipe's text; a container has no

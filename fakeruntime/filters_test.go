@@ -2,6 +2,7 @@ package fakeruntime
 
 import (
 	"net/netip"
+	"os"
 	"testing"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -20,6 +21,9 @@ func TestPipesAndFilters(t *testing.T) {
 			"1\n10\n11\n12\n1\n3\n4\nHi\n1\n", 0},
 		{"grep -q sets only the status", "echo ready | grep -q ready && echo found", "found\n", 0},
 		{"wc", "seq 3 | wc -l; echo a b | wc -w; echo abc | wc -c; seq 3 > /tmp/n; wc -l /tmp/n", "3\n2\n4\n3 /tmp/n\n", 0},
+		{"rev, the docs' indexed Job", "echo 3 > /tmp/data.txt; rev /tmp/data.txt; echo abc | rev", "3\ncba\n", 0},
+		{"cd and pwd: relative paths start there", "mkdir /data; cd /data && echo hi > f && pwd && cat /data/f; cd /nope; echo $?; cd; pwd",
+			"/data\nhi\nE: sh: cd: can't cd to /nope: No such file or directory\n2\n/root\n", 0},
 		{"a pipeline's status is the last command's", "false | true; echo $?", "0\n", 0},
 		{"a skipped left side skips the pipe", "false && echo x | grep x; echo after", "after\n", 0},
 		{"pipe output of a substitution", `echo "$(seq 3 | tail -n 1)"`, "3\n", 0},
@@ -77,5 +81,24 @@ func TestIDFromSecurityContext(t *testing.T) {
 	v := view{hostname: "web-0", serveIP: netip.MustParseAddr("127.88.0.7")}
 	if out, _, code := runBuiltin(v, []string{"nslookup", "web-0"}); code != 0 || out != "Server:    (none, from /etc/hosts)\n\nName:      web-0\nAddress 1: 127.88.0.7\n" {
 		t.Errorf("nslookup of the pod's hostname: %q (%d)", out, code)
+	}
+}
+
+// TestLogGetsWholeLines: like containerd, the log gets a line once its newline comes, and the
+// last one at exit — so `cat FILE` of a file with no final newline followed by `echo` makes one
+// line, as the docs' downward API volume pod shows.
+func TestLogGetsWholeLines(t *testing.T) {
+	e := newTestEnv(t, nil)
+	sb := e.runSandbox(t, sandboxConfig("pod"))
+	id := e.createContainer(t, sb, containerConfig("app", "sh", "-c", "echo -n a; echo b; echo -n c >&2; echo -n d"))
+	e.startContainer(t, id)
+	st := e.waitExited(t, id)
+	data, err := os.ReadFile(st.GetLogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ts = "2016-10-06T00:17:09.669794202Z "
+	if want := ts + "stdout F ab\n" + ts + "stdout F d\n" + ts + "stderr F c\n"; string(data) != want {
+		t.Errorf("log = %q, want %q", data, want)
 	}
 }

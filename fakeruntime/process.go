@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -34,6 +35,7 @@ type process struct {
 	jumps   int               // jumps since the program last waited: a busy loop pauses (maxJumps)
 	piped   *string           // what the command before "|" printed: the next command's stdin
 	skipped bool              // the command before "|" did not run: neither does the next
+	cwd     string            // the directory cd went to ("": the container's working directory)
 }
 
 // forIter is a running for loop: its words, expanded when it started, and the next one.
@@ -64,6 +66,9 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 			continue // `a && b` with a failed, `a || b` with a succeeded: $? stays
 		}
 		v := v
+		if p.cwd != "" {
+			v.fs = v.fs.in(p.cwd)
+		}
 		if p.piped != nil { // the right side of "a | b": a's output is b's stdin
 			v.stdin, p.piped = *p.piped, nil
 			if st.kind == stepStdin {
@@ -104,6 +109,10 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 			}
 			outputs = []output{{runtimeapi.Stdout, text}}
 		case stepBuiltin:
+			if st.argv[0] == "cd" {
+				outputs, p.status = p.cd(v, st.argv[1:])
+				break
+			}
 			stdout, stderr, code := runBuiltin(v, st.argv)
 			outputs, p.status = []output{{runtimeapi.Stdout, stdout}, {runtimeapi.Stderr, stderr}}, code
 		case stepFail:
@@ -144,6 +153,24 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 		}
 	}
 	return step{kind: stepExit, code: p.status}, out, nil
+}
+
+// cd changes the directory the process's relative paths start from (busybox's words and status
+// 2 if it cannot); without an argument it goes to /root, root's $HOME.
+func (p *process) cd(v view, args []string) ([]output, int32) {
+	dir := "/root"
+	if len(args) > 0 {
+		dir = args[0]
+	}
+	kind, err := v.fs.stat(dir)
+	switch {
+	case err != nil:
+		return []output{{runtimeapi.Stderr, fmt.Sprintf("sh: cd: can't cd to %s: %s\n", dir, errText(err))}}, 2
+	case kind != kindDir:
+		return []output{{runtimeapi.Stderr, fmt.Sprintf("sh: cd: can't cd to %s: Not a directory\n", dir)}}, 2
+	}
+	p.cwd = v.fs.abs(dir)
+	return nil, 0
 }
 
 // pipeSink keeps a command's stdout for the command after "|"; its stderr goes on to base.
@@ -305,8 +332,14 @@ type containerOutput struct {
 }
 
 func (o containerOutput) write(stream runtimeapi.LogStreamType, text string) error {
-	if err := appendLog(o.c.logPath, formatLogLines(o.r.clock.Now(), stream, text)); err != nil {
-		o.r.logger.Error(err, "Could not write container log", "containerID", o.c.id)
+	if o.c.partial == nil {
+		o.c.partial = map[runtimeapi.LogStreamType]string{}
+	}
+	text = o.c.partial[stream] + text
+	end := strings.LastIndexByte(text, '\n') + 1
+	o.c.partial[stream] = text[end:]
+	if end > 0 {
+		o.r.appendLogLocked(o.c, stream, text[:end])
 	}
 	// Attach sessions get the text without blocking the program: a full buffer misses it.
 	for a := range o.c.attached {
@@ -317,6 +350,13 @@ func (o containerOutput) write(stream runtimeapi.LogStreamType, text string) err
 		}
 	}
 	return nil
+}
+
+// appendLogLocked writes text, whole lines, to c's log.
+func (r *Runtime) appendLogLocked(c *container, stream runtimeapi.LogStreamType, text string) {
+	if err := appendLog(c.logPath, formatLogLines(r.clock.Now(), stream, text)); err != nil {
+		r.logger.Error(err, "Could not write container log", "containerID", c.id)
+	}
 }
 
 // advanceLocked runs one turn of c's main program, from its program counter until it sleeps,
@@ -407,6 +447,10 @@ func (r *Runtime) viewLocked(c *container) view {
 	if s := r.sandboxes[c.sandboxID]; s != nil {
 		v.hostname = s.config.GetHostname()
 		v.serveIP = s.serveIP()
+		// containerd puts HOSTNAME in every container's environment unless the config has it.
+		if v.hostname != "" && !slices.ContainsFunc(v.env, func(kv *runtimeapi.KeyValue) bool { return kv.GetKey() == "HOSTNAME" }) {
+			v.env = append([]*runtimeapi.KeyValue{{Key: "HOSTNAME", Value: []byte(v.hostname)}}, v.env...)
+		}
 	}
 	return v
 }
@@ -419,6 +463,12 @@ func (r *Runtime) exitLocked(c *container, code int32, reason, message string) {
 	}
 	r.stopTimerLocked(c)
 	r.stopServersLocked(c)
+	for _, stream := range []runtimeapi.LogStreamType{runtimeapi.Stdout, runtimeapi.Stderr} {
+		if c.partial[stream] != "" { // the last line had no newline: containerd writes it at exit
+			r.appendLogLocked(c, stream, c.partial[stream])
+		}
+	}
+	c.partial = nil
 	c.finished = r.clock.Now()
 	c.markCPU(c.finished) // CPU time stops growing, and the memory is freed
 	c.use.allocated = 0

@@ -183,7 +183,7 @@ func isInteractiveShell(argv []string) bool {
 func isBuiltin(name string) bool {
 	switch name {
 	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "test", "[", "[[", "date", "seq", "wget", "curl",
-		"id", "printf", "nslookup":
+		"id", "printf", "nslookup", "cd", "pwd":
 		return true
 	}
 	return isFilter(name)
