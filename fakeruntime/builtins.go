@@ -53,16 +53,6 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 		out.WriteString(text + "\n")
 	case "wget", "curl":
 		return fetch(v, name, args)
-	case "head", "tail", "grep", "rev", "wc":
-		return runFilter(v, name, args)
-	case "id":
-		return id(v.user, args)
-	case "pwd":
-		out.WriteString(v.fs.workDir + "\n")
-	case "printf":
-		return printf(args)
-	case "nslookup":
-		return nslookup(v, args)
 	case "seq":
 		text, err := seq(args)
 		if err != nil {
@@ -70,9 +60,6 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 		}
 		out.WriteString(text)
 	case "cat":
-		if len(args) == 0 { // cat reading a pipe
-			out.WriteString(v.stdin)
-		}
 		for _, p := range operands(args) {
 			data, err := v.fs.readFile(p)
 			if err != nil {
@@ -117,7 +104,7 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 			status = 1
 		}
 	default:
-		return "", fmt.Sprintf("sh: %s: not found\n", name), 127
+		return runTextBuiltin(v, name, args)
 	}
 	return out.String(), errs.String(), status
 }

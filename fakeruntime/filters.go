@@ -15,6 +15,23 @@ import (
 // container's CRI security context; printf formats; nslookup answers as a pod without a DNS
 // server would. Each returns stdout, stderr and its exit status, with busybox's messages.
 
+// runTextBuiltin runs the built-ins of this file, and pwd; any other name is not found.
+func runTextBuiltin(v view, name string, args []string) (string, string, int32) {
+	switch name {
+	case "head", "tail", "grep", "rev", "wc":
+		return runFilter(v, name, args)
+	case "id":
+		return id(v.user, args)
+	case "pwd":
+		return v.fs.workDir + "\n", "", 0
+	case "printf":
+		return printf(args)
+	case "nslookup":
+		return nslookup(v, args)
+	}
+	return "", fmt.Sprintf("sh: %s: not found\n", name), 127
+}
+
 // runFilter runs head, tail, grep, rev or wc (isFilter).
 func runFilter(v view, name string, args []string) (string, string, int32) {
 	switch name {

@@ -65,16 +65,7 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 			p.skipped = st.pipe
 			continue // `a && b` with a failed, `a || b` with a succeeded: $? stays
 		}
-		v := v
-		if p.cwd != "" {
-			v.fs = v.fs.in(p.cwd)
-		}
-		if p.piped != nil { // the right side of "a | b": a's output is b's stdin
-			v.stdin, p.piped = *p.piped, nil
-			if st.kind == stepStdin {
-				st = step{kind: stepBuiltin, argv: []string{"cat"}, cond: st.cond, redirs: st.redirs, pipe: st.pipe}
-			}
-		}
+		v, st := p.enter(v, st)
 		st, done, err := p.control(st, v, out)
 		switch {
 		case err != nil:
@@ -133,16 +124,8 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 		case stepServe, stepAlloc, stepBurn:
 			return st, o, say(o, runtimeapi.Stdout, st.text) // stress says what it starts
 		}
-		for _, w := range outputs {
-			if w.text == "" {
-				continue
-			}
-			if err := o.write(w.stream, w.text); err != nil {
-				return step{}, nil, err
-			}
-		}
-		if f, ok := o.(*fileOutput); ok && f.failed {
-			p.status = 1
+		if err := p.emit(o, outputs); err != nil {
+			return step{}, nil, err
 		}
 		if pipe != nil {
 			p.piped = &pipe.stdout
@@ -153,6 +136,37 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 		}
 	}
 	return step{kind: stepExit, code: p.status}, out, nil
+}
+
+// enter is the view and the step a command runs with: from the directory cd went to, and with
+// what the command before "|" printed as its stdin (cat without files then reads it).
+func (p *process) enter(v view, st step) (view, step) {
+	if p.cwd != "" {
+		v.fs = v.fs.in(p.cwd)
+	}
+	if p.piped != nil {
+		v.stdin, p.piped = *p.piped, nil
+		if st.kind == stepStdin { // cat copies it
+			st = step{kind: stepEcho, text: v.stdin, noEOL: true, cond: st.cond, redirs: st.redirs, pipe: st.pipe}
+		}
+	}
+	return v, st
+}
+
+// emit writes a command's outputs to o; when a write to a redirected file failed, $? is 1.
+func (p *process) emit(o sink, outputs []output) error {
+	for _, w := range outputs {
+		if w.text == "" {
+			continue
+		}
+		if err := o.write(w.stream, w.text); err != nil {
+			return err
+		}
+	}
+	if f, ok := o.(*fileOutput); ok && f.failed {
+		p.status = 1
+	}
+	return nil
 }
 
 // cd changes the directory the process's relative paths start from (busybox's words and status
