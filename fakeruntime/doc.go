@@ -306,8 +306,11 @@
 //
 //	2016-10-06T00:17:09.669794202Z stdout F message
 //
-// The directory is created if missing and the file is opened for every write, so a rotated log
-// (ReopenContainerLog) simply continues in a new file.
+// Like containerd's writer, the log gets whole lines: what a program writes after its last
+// newline (`cat` of a file with none) waits for the next newline, or for the container's exit.
+// Attach sessions get the output as it is written. The directory is created if missing and the
+// file is opened for every write, so a rotated log (ReopenContainerLog) simply continues in a new
+// file.
 //
 // # Fault injection
 //

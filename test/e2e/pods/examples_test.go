@@ -111,9 +111,9 @@ func TestDocsExamples(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d of %d docs examples behave as their page says (%.1f %%)", count, len(examples), 100*float64(count)/float64(len(examples)))
+	t.Logf("%d of %d examples behave as their page says (%.1f %%)", count, len(examples), 100*float64(count)/float64(len(examples)))
 	if float64(count) < minPassing*float64(len(examples)) {
-		t.Errorf("only %d of %d docs examples pass, want at least %.0f %%", count, len(examples), 100*minPassing)
+		t.Errorf("only %d of %d examples pass, want at least %.0f %%", count, len(examples), 100*minPassing)
 	}
 }
 
