@@ -412,10 +412,23 @@ spec:
     ports: [{containerPort: 80}]
     volumeMounts: [{name: workdir, mountPath: /usr/share/nginx/html}]
   volumes: [{name: workdir, emptyDir: {}}]`,
-		expect: []expect{terminatedWith("init-demo", "Error", ""), phaseIs("init-demo", pending),
+		expect: []expect{phaseIs("init-demo", running), execHas("init-demo", "nginx", "info.cern.ch", "curl", "localhost")},
+		instead: []expect{terminatedWith("init-demo", "Error", ""), phaseIs("init-demo", pending),
 			logHas("init-demo", "install", "wget: bad address 'info.cern.ch'")}},
 	{name: "myapp-pod", page: "concepts/workloads/pods/init-containers",
 		cannot: "it waits for Services by DNS name, and the fake has no DNS: creating them does not let it start", yaml: `
+apiVersion: v1
+kind: Service
+metadata: {name: myservice}
+spec:
+  ports: [{protocol: TCP, port: 80, targetPort: 9376}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: mydb}
+spec:
+  ports: [{protocol: TCP, port: 80, targetPort: 9377}]
+---
 apiVersion: v1
 kind: Pod
 metadata: {name: myapp-pod, labels: {app.kubernetes.io/name: MyApp}}
@@ -432,7 +445,8 @@ spec:
   - name: init-mydb
     image: busybox:1.28
     command: ['sh', '-c', "until nslookup mydb.$(cat /var/run/secrets/kubernetes.io/serviceaccount/namespace).svc.cluster.local; do echo waiting for mydb; sleep 2; done"]`,
-		expect: []expect{phaseIs("myapp-pod", pending),
+		expect: []expect{phaseIs("myapp-pod", running), logHas("myapp-pod", "myapp-container", "^The app is running!\n$")},
+		instead: []expect{phaseIs("myapp-pod", pending),
 			logHas("myapp-pod", "init-myservice", `nslookup: can't resolve 'myservice\.e2e-pods-\w+\.svc\.cluster\.local'\nwaiting for myservice\n`)}},
 	{name: "startup-coordination-example", page: "concepts/workloads/pods/sidecar-containers", yaml: `
 apiVersion: v1
@@ -506,7 +520,8 @@ spec:
     command: ["sh", "-c", 'while true; do echo "$(date) raw event" >> /var/log/app/raw.log; sleep 2; done']
     volumeMounts: [{name: shared-logs, mountPath: /var/log/app}]
   volumes: [{name: shared-logs, emptyDir: {}}]`,
-		expect: []expect{logHas("adapter-pattern-example", "adapter", `cannot pipe into "while"`)}},
+		expect:  []expect{logHas("adapter-pattern-example", "adapter", `(?m)^adapted: `+busyboxDate+` raw event$`)},
+		instead: []expect{logHas("adapter-pattern-example", "adapter", `cannot pipe into "while"`)}},
 	{name: "two-containers", page: "tasks/access-application-cluster/communicate-containers-same-pod-shared-volume", yaml: `
 apiVersion: v1
 kind: Pod
@@ -935,7 +950,10 @@ spec:
           - {path: labels, fieldRef: {fieldPath: metadata.labels}}
           - {path: cpu_limit, resourceFieldRef: {containerName: container-test, resource: limits.cpu}}
       - configMap: {name: myconfigmap, items: [{key: config, path: my-group/my-config}]}`,
-		expect: []expect{failedMount("volume-test", `downward API item "cpu_limit": resourceFieldRef is not supported by minikubelet`)}},
+		expect: []expect{execHas("volume-test", "", "^cpu_limit\nlabels\nmy-group\n$", "ls", "/projected-volume"),
+			execHas("volume-test", "", "^my-username$", "cat", "/projected-volume/my-group/my-username"),
+			execHas("volume-test", "", `^app="volume-test"$`, "cat", "/projected-volume/labels")},
+		instead: []expect{failedMount("volume-test", `downward API item "cpu_limit": resourceFieldRef is not supported by minikubelet`)}},
 	{name: "sa-token-test", page: "tasks/configure-pod-container/configure-service-account", yaml: `
 apiVersion: v1
 kind: Pod
@@ -1018,7 +1036,8 @@ spec:
       - {path: cpu_request, resourceFieldRef: {containerName: client-container, resource: requests.cpu, divisor: 1m}}
       - {path: mem_limit, resourceFieldRef: {containerName: client-container, resource: limits.memory, divisor: 1Mi}}
       - {path: mem_request, resourceFieldRef: {containerName: client-container, resource: requests.memory, divisor: 1Mi}}`,
-		expect: []expect{failedMount("kubernetes-downwardapi-volume-example-2", `downward API item "cpu_limit": resourceFieldRef is not supported by minikubelet`)}},
+		expect:  []expect{logHas("kubernetes-downwardapi-volume-example-2", "", `^\n\n250\n125\n64\n32\n`)},
+		instead: []expect{failedMount("kubernetes-downwardapi-volume-example-2", `downward API item "cpu_limit": resourceFieldRef is not supported by minikubelet`)}},
 	{name: "shell-demo", page: "tasks/debug/debug-application/get-shell-running-container", yaml: `
 apiVersion: v1
 kind: Pod
