@@ -94,7 +94,8 @@
 //	id [-u|-g]                      "uid=1000 gid=3000 groups=2000,3000,4000": the CRI security
 //	                                context's RunAsUser, RunAsGroup and SupplementalGroups
 //	head|tail [-n N|-N] [F]         the first or last N lines (10) of F or of a pipe
-//	tail -f|-F F                    print the last lines, then block until stopped (not followed)
+//	tail -f|-F F                    print the last lines, then what is written to F (it looks every
+//	                                followPoll; a missing F may appear), until stopped
 //	grep [-icqv] RE [F…]            the lines matching RE (Go's regexp, like grep -E); status 1 if none
 //	wc [-lwc] [F…] | rev [F…]       count lines, words, bytes; reverse each line
 //	nslookup NAME                   no DNS server: localhost and the pod's hostname resolve (its

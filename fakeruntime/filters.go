@@ -88,22 +88,25 @@ func lines(text string) []string {
 	return ls
 }
 
-// headTail prints the first (head) or last (tail) N lines, 10 by default: -n N, -N. tail -f and
-// -F are parsed by parseCommand (print, then wait until stopped); here they are accepted.
+// headTail prints the first (head) or last (tail) N lines, 10 by default: -n N, -nN, -N; tail
+// -n +K (also -n+K) prints from line K on. tail -f and -F are parsed by parseCommand (print,
+// then follow the file); here they are accepted.
 func headTail(v view, name string, args []string) (string, string, int32) {
-	n := 10
+	n, from := 10, false
 	var files []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		switch {
-		case a == "-n" && i+1 < len(args):
+		if a == "-n" && i+1 < len(args) {
 			i++
-			a = "-" + strings.TrimPrefix(args[i], "+")
-			fallthrough
-		case len(a) > 1 && a[0] == '-' && a[1] >= '0' && a[1] <= '9':
-			k, err := strconv.Atoi(a[1:])
+			a = "-n" + args[i]
+		}
+		switch {
+		case strings.HasPrefix(a, "-n") || (len(a) > 1 && a[0] == '-' && a[1] >= '0' && a[1] <= '9'):
+			num := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "n")
+			from = strings.HasPrefix(num, "+")
+			k, err := strconv.Atoi(strings.TrimPrefix(num, "+"))
 			if err != nil || k < 0 {
-				return "", fmt.Sprintf("%s: invalid number '%s'\n", name, a[1:]), 1
+				return "", fmt.Sprintf("%s: invalid number '%s'\n", name, num), 1
 			}
 			n = k
 		case a == "-f" || a == "-F" || a == "-q":
@@ -113,9 +116,12 @@ func headTail(v view, name string, args []string) (string, string, int32) {
 	}
 	text, stderr, status := filterInput(v, name, files)
 	ls := lines(text)
-	if name == "head" {
+	switch {
+	case name == "head":
 		ls = ls[:min(n, len(ls))]
-	} else {
+	case from:
+		ls = ls[min(max(n-1, 0), len(ls)):]
+	default:
 		ls = ls[max(0, len(ls)-n):]
 	}
 	return strings.Join(ls, ""), stderr, status

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"os"
 	"testing"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -16,7 +17,8 @@ func TestPipesAndFilters(t *testing.T) {
 		code               int32
 	}{
 		{"head -n and -N", "seq 10 | head -n 3; seq 10 | head -2", "1\n2\n3\n1\n2\n", 0},
-		{"tail -n and a file", "seq 5 > /tmp/f; tail -n 2 /tmp/f; tail -1 /tmp/f", "4\n5\n5\n", 0},
+		{"tail -n and a file", "seq 5 > /tmp/f; tail -n 2 /tmp/f; tail -1 /tmp/f; tail -n3 /tmp/f", "4\n5\n5\n3\n4\n5\n", 0},
+		{"tail -n +K starts at line K", "seq 4 > /tmp/f; tail -n+3 /tmp/f; tail -n +1 /tmp/f | head -n 1; tail -n +9 /tmp/f", "3\n4\n1\n", 0},
 		{"grep, -v, -c, -i, and its status", "seq 12 | grep 1; seq 3 | grep -v 2; seq 12 | grep -c 1; echo Hi | grep -i hi; echo x | grep y; echo $?",
 			"1\n10\n11\n12\n1\n3\n4\nHi\n1\n", 0},
 		{"grep -q sets only the status", "echo ready | grep -q ready && echo found", "found\n", 0},
@@ -44,12 +46,29 @@ func TestPipesAndFilters(t *testing.T) {
 	}
 }
 
-// TestTailFollowWaits: tail -f (the docs' log-shipper sidecar) prints the file, then waits until
-// the container stops; in the background it does not wait.
+// TestTailFollowWaits: tail -f (the docs' log-shipper sidecar) prints the file's last lines,
+// then, every followPoll, what was written to it since, until the container stops; in the
+// background it does not wait.
 func TestTailFollowWaits(t *testing.T) {
-	out, code, _ := runSh(t, "seq 3 > /tmp/log; tail -n 1 -F /tmp/log; echo never", 10)
-	if out != "3\n" || code != -1 {
-		t.Errorf("got %q, exit %d; want \"3\\n\" and still running (-1)", out, code)
+	now := time.Date(2026, 11, 27, 5, 50, 0, 0, time.UTC)
+	v := view{fs: newRootfs(nil, "/"), now: func() time.Time { return now }}
+	p := &process{program: parseProgram([]string{"sh", "-c", "seq 3 > /tmp/log; tail -n 1 -F /tmp/log; echo never"}, unknownNotFound)}
+	var s recordSink
+	for turn, write := range []string{"4\n", "", "5\n6\n"} {
+		stop, _, err := p.run(v, &s)
+		if err != nil || stop.kind != stepSleep || stop.d != followPoll {
+			t.Fatalf("turn %d: stopped at %v (%v), want a pause of %s", turn, stop, err, followPoll)
+		}
+		if err := v.fs.writeFile("/tmp/log", []byte(write), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := p.run(v, &s); err != nil || s.b.String() != "3\n4\n5\n6\n" {
+		t.Errorf("tail -F printed %q (%v), want the last line and then each line written", s.b.String(), err)
+	}
+	out, code, _ := runSh(t, "tail -F /tmp/none; echo never", 3)
+	if out != "E: tail: can't open '/tmp/none': No such file or directory\n" || code != -2 {
+		t.Errorf("a missing file: got %q, exit %d; want its error and still running (-2)", out, code)
 	}
 	out, code, _ = runSh(t, "tail -f /tmp/none & echo on", 10)
 	if out != "E: tail: can't open '/tmp/none': No such file or directory\non\n" || code != 0 {

@@ -36,7 +36,19 @@ type process struct {
 	piped   *string           // what the command before "|" printed: the next command's stdin
 	skipped bool              // the command before "|" did not run: neither does the next
 	cwd     string            // the directory cd went to ("": the container's working directory)
+	follow  *following        // the tail -f that runs, if one does
 }
+
+// following is a running tail -f: the step that runs it, the file it follows and how much of
+// the file it printed.
+type following struct {
+	pc     int
+	file   string // absolute
+	offset int
+}
+
+// followPoll is how often tail -f looks for more of its file.
+const followPoll = time.Second
 
 // forIter is a running for loop: its words, expanded when it started, and the next one.
 type forIter struct {
@@ -59,10 +71,8 @@ const (
 // p.status before it runs the process again.
 func (p *process) run(v view, out sink) (step, sink, error) {
 	for p.pc < len(p.program) {
-		st := p.program[p.pc]
-		p.pc++
-		if !st.cond.holds(p.status) || p.skipped {
-			p.skipped = st.pipe
+		st, ok := p.next(v)
+		if !ok {
 			continue // `a && b` with a failed, `a || b` with a succeeded: $? stays
 		}
 		v, st := p.enter(v, st)
@@ -130,12 +140,47 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 		if pipe != nil {
 			p.piped = &pipe.stdout
 		}
-		if st.hold && !st.bg { // tail -f: then wait until stopped
+		if st.hold && !st.bg { // tail -f: look for more of the file after a pause
 			p.jumps = 0
-			return step{kind: stepForever}, o, nil
+			p.followFrom(v, st)
+			return step{kind: stepSleep, d: followPoll}, o, nil
 		}
 	}
 	return step{kind: stepExit, code: p.status}, out, nil
+}
+
+// next takes the step at pc and says whether it runs: not if its condition does not hold on $?,
+// nor the right side of a pipe whose left side did not run. A tail -f that follows a file runs
+// again, as an echo of what the file got since it last looked.
+func (p *process) next(v view) (step, bool) {
+	st := p.program[p.pc]
+	p.pc++
+	if f := p.follow; f != nil && f.pc == p.pc-1 {
+		data, _ := v.fs.readFile(f.file)
+		if len(data) < f.offset { // truncated: tail starts over
+			f.offset = 0
+		}
+		text := string(data[f.offset:])
+		f.offset = len(data)
+		return step{kind: stepEcho, text: text, noEOL: true, hold: true, redirs: st.redirs, pipe: st.pipe}, true
+	}
+	if !st.cond.holds(p.status) || p.skipped {
+		p.skipped = st.pipe
+		return st, false
+	}
+	return st, true
+}
+
+// followFrom makes the tail -f step st, which just printed, run again after the pause: the
+// first time, it follows its (last) file from the file's end.
+func (p *process) followFrom(v view, st step) {
+	p.pc--
+	if p.follow != nil && p.follow.pc == p.pc {
+		return
+	}
+	file := st.argv[len(st.argv)-1]
+	data, _ := v.fs.readFile(file)
+	p.follow = &following{pc: p.pc, file: v.fs.abs(file), offset: len(data)}
 }
 
 // enter is the view and the step a command runs with: from the directory cd went to, and with

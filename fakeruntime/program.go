@@ -214,8 +214,7 @@ func parseCommand(words []string, mode unknownMode) step {
 	case name == "cat" && len(args) == 0:
 		return step{kind: stepStdin}
 	case name == "tail" && (slices.Contains(args, "-f") || slices.Contains(args, "-F")):
-		// tail -f prints the file's last lines, then waits until stopped (lines written later
-		// are not followed).
+		// tail -f prints the file's last lines, then what is written to it, until stopped.
 		return step{kind: stepBuiltin, argv: append([]string{name}, args...), hold: true}
 	case isBuiltin(name):
 		return step{kind: stepBuiltin, argv: append([]string{name}, args...)}

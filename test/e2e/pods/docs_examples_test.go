@@ -257,6 +257,30 @@ spec:
       restartPolicy: Never
       volumes: [{name: data, emptyDir: {}}]`,
 		expect: []expect{jobCondition("myjob", "Complete", "")}},
+	{name: "myapp-deployment", page: "concepts/workloads/pods/sidecar-containers", yaml: `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: myapp, labels: {app.kubernetes.io/name: myapp}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app.kubernetes.io/name: myapp}}
+  template:
+    metadata: {labels: {app.kubernetes.io/name: myapp}}
+    spec:
+      nodeSelector: {kubernetes.io/hostname: NODE}
+      containers:
+      - name: myapp
+        image: alpine:latest
+        command: ['sh', '-c', 'while true; do echo "logging" >> /opt/logs.txt; sleep 1; done']
+        volumeMounts: [{name: data, mountPath: /opt}]
+      initContainers:
+      - name: logshipper
+        image: alpine:latest
+        restartPolicy: Always
+        command: ['sh', '-c', 'tail -F /opt/logs.txt']
+        volumeMounts: [{name: data, mountPath: /opt}]
+      volumes: [{name: data, emptyDir: {}}]`,
+		expect: []expect{workloadReady("deployment", "myapp", 1), logHas("app.kubernetes.io/name=myapp", "logshipper", "(?m)^logging\nlogging$")}},
 	{name: "hello", page: "tasks/job/automated-tasks-with-cron-jobs", yaml: `
 apiVersion: batch/v1
 kind: CronJob
@@ -1217,6 +1241,39 @@ spec:
     image: busybox:1.28
     args: [/bin/sh, -c, 'i=0; while true; do echo "$i: $(date)"; echo "$i: err" >&2 ; i=$((i+1)); sleep 1; done']`,
 		expect: []expect{logHas("counter-err", "", `^0: `+busyboxDate+`\n0: err\n1: `+busyboxDate+`\n1: err\n`)}},
+	{name: "counter-streaming", page: "concepts/cluster-administration/logging", yaml: `
+apiVersion: v1
+kind: Pod
+metadata: {name: counter-streaming}
+spec:
+  nodeSelector: {kubernetes.io/hostname: NODE}
+  containers:
+  - name: count
+    image: busybox:1.28
+    args:
+    - /bin/sh
+    - -c
+    - >
+      i=0;
+      while true;
+      do
+        echo "$i: $(date)" >> /var/log/1.log;
+        echo "$(date) INFO $i" >> /var/log/2.log;
+        i=$((i+1));
+        sleep 1;
+      done
+    volumeMounts: [{name: varlog, mountPath: /var/log}]
+  - name: count-log-1
+    image: busybox:1.28
+    args: [/bin/sh, -c, 'tail -n+1 -F /var/log/1.log']
+    volumeMounts: [{name: varlog, mountPath: /var/log}]
+  - name: count-log-2
+    image: busybox:1.28
+    args: [/bin/sh, -c, 'tail -n+1 -F /var/log/2.log']
+    volumeMounts: [{name: varlog, mountPath: /var/log}]
+  volumes: [{name: varlog, emptyDir: {}}]`,
+		expect: []expect{logHas("counter-streaming", "count-log-1", `(?m)^0: `+busyboxDate+`\n1: `+busyboxDate+`$`),
+			logHas("counter-streaming", "count-log-2", `(?m)^`+busyboxDate+` INFO 0\n`+busyboxDate+` INFO 1$`)}},
 	{name: "myapp", page: "tasks/debug/debug-application/debug-running-pod", yaml: `
 apiVersion: v1
 kind: Pod
