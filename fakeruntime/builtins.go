@@ -24,6 +24,8 @@ type view struct {
 	// reachable says whether a container of this runtime serves on an address: wget and curl
 	// connect to nothing else (fetch.go). Nil: nothing is.
 	reachable func(netip.AddrPort) bool
+	user      *runtimeapi.LinuxContainerSecurityContext // who the container runs as, for id
+	stdin     string                                    // what the command before "|" printed
 }
 
 // runBuiltin runs one of the grammar's built-in commands (isBuiltin) against a container's view
@@ -104,7 +106,7 @@ func runBuiltin(v view, argv []string) (stdout, stderr string, status int32) {
 			status = 1
 		}
 	default:
-		return "", fmt.Sprintf("sh: %s: not found\n", name), 127
+		return runTextBuiltin(v, name, args)
 	}
 	return out.String(), errs.String(), status
 }

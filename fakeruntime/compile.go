@@ -83,6 +83,9 @@ func (c *compiler) list(stop ...string) (string, error) {
 		if kw != "" && slices.Contains(stop, kw) {
 			return kw, nil
 		}
+		if kw != "" && c.cmds[c.i].cond == ifPiped {
+			return "", fmt.Errorf("sh: the fake runtime's shell cannot pipe into %q: only into a simple command (head, grep, wc, …)", kw)
+		}
 		if kw != "" && c.cmds[c.i].cond != always {
 			return "", fmt.Errorf("sh: the fake runtime's shell cannot join %q with && or ||: put it on its own line", kw)
 		}
@@ -232,7 +235,7 @@ func (c *compiler) simple(cmd command) {
 	} else {
 		st = parseCommand(cmd.words, c.mode)
 	}
-	st.cond, st.bg, st.redirs = cmd.cond, st.bg || cmd.bg, cmd.redirs
+	st.cond, st.bg, st.redirs, st.pipe = cmd.cond, st.bg || cmd.bg, cmd.redirs, cmd.pipe
 	c.emit(st)
 }
 

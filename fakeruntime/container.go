@@ -29,6 +29,9 @@ type container struct {
 	config    *runtimeapi.ContainerConfig // as given, owned by us
 	image     *image                      // resolved at create time
 	logPath   string                      // resolved; "" discards output
+	// partial is the end of what the program wrote to a stream after its last newline: like
+	// containerd, the log gets whole lines, and this one when its newline comes or at exit.
+	partial   map[runtimeapi.LogStreamType]string
 	state     runtimeapi.ContainerState
 	createdAt time.Time
 	startedAt time.Time

@@ -75,9 +75,12 @@
 // ${NAME}, $?, the container's environment), $(( )) arithmetic, $(cmd) and `cmd` (a subshell
 // whose sleeps do not wait). An unquoted expansion is split into words. A loop that never waits
 // pauses busyLoopPause every maxJumps jumps (a sleep), so it never holds the runtime's lock for
-// long and ends with its container. No pipes or input redirection: "|" and "<" are syntax errors
-// that say so. Any other command line is a single command, its words taken as they are (no
-// redirections, no expansions).
+// long and ends with its container. "a | b" pipes a's stdout into b, which must be a simple
+// command (filters.go: head, tail, grep, wc, rev, cat read it): a runs to its end, then b reads
+// all it printed — so a left side that waits (tail -f, sleep) feeds nothing, and "| while read"
+// is an error that says so. No input redirection: "<" is a syntax error that says so. Any other
+// command line is a single command, its words taken as they are (no redirections, no
+// expansions).
 //
 //	sleep infinity | sleep inf      block until stopped
 //	sleep N                         wait N seconds (N may be fractional; suffixes s, m, h) on the clock
@@ -85,7 +88,18 @@
 //	true | : | false                status 0 or 1
 //	echo [-neE] WORDS…              write WORDS to stdout: the log, or where it is redirected (-e: \n \t \c)
 //	exec CMD …                      run CMD (unlike sh, the commands after it still run)
-//	env | printenv [NAME]           print the container's environment (from its CRI config)
+//	env | printenv [NAME]           print the container's environment (from its CRI config, and
+//	                                HOSTNAME, the sandbox's hostname, as containerd adds it)
+//	printf FORMAT [ARG…]            %s %d %i %x %c %%, \n \t; the format is reused while args remain
+//	id [-u|-g]                      "uid=1000 gid=3000 groups=2000,3000,4000": the CRI security
+//	                                context's RunAsUser, RunAsGroup and SupplementalGroups
+//	head|tail [-n N|-N] [F]         the first or last N lines (10) of F or of a pipe
+//	tail -f|-F F                    print the last lines, then what is written to F (it looks every
+//	                                followPoll; a missing F may appear), until stopped
+//	grep [-icqv] RE [F…]            the lines matching RE (Go's regexp, like grep -E); status 1 if none
+//	wc [-lwc] [F…] | rev [F…]       count lines, words, bytes; reverse each line
+//	nslookup NAME                   no DNS server: localhost and the pod's hostname resolve (its
+//	                                /etc/hosts), any other name fails ("nslookup: can't resolve 'NAME'")
 //	hostname                        print the sandbox's hostname
 //	date [+FORMAT]                  Config.Clock's time in UTC, busybox's "Fri Nov 27 05:50:00 UTC 2026"
 //	seq [FIRST [STEP]] LAST         the integers, one a line
@@ -302,8 +316,11 @@
 //
 //	2016-10-06T00:17:09.669794202Z stdout F message
 //
-// The directory is created if missing and the file is opened for every write, so a rotated log
-// (ReopenContainerLog) simply continues in a new file.
+// Like containerd's writer, the log gets whole lines: what a program writes after its last
+// newline (`cat` of a file with none) waits for the next newline, or for the container's exit.
+// Attach sessions get the output as it is written. The directory is created if missing and the
+// file is opened for every write, so a rotated log (ReopenContainerLog) simply continues in a new
+// file.
 //
 // # Fault injection
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -32,7 +33,22 @@ type process struct {
 	vars    map[string]string // the shell's variables (the environment is read through them)
 	fors    map[int]*forIter  // the for loops running, by the index of their step
 	jumps   int               // jumps since the program last waited: a busy loop pauses (maxJumps)
+	piped   *string           // what the command before "|" printed: the next command's stdin
+	skipped bool              // the command before "|" did not run: neither does the next
+	cwd     string            // the directory cd went to ("": the container's working directory)
+	follow  *following        // the tail -f that runs, if one does
 }
+
+// following is a running tail -f: the step that runs it, the file it follows and how much of
+// the file it printed.
+type following struct {
+	pc     int
+	file   string // absolute
+	offset int
+}
+
+// followPoll is how often tail -f looks for more of its file.
+const followPoll = time.Second
 
 // forIter is a running for loop: its words, expanded when it started, and the next one.
 type forIter struct {
@@ -55,11 +71,11 @@ const (
 // p.status before it runs the process again.
 func (p *process) run(v view, out sink) (step, sink, error) {
 	for p.pc < len(p.program) {
-		st := p.program[p.pc]
-		p.pc++
-		if !st.cond.holds(p.status) {
+		st, ok := p.next(v)
+		if !ok {
 			continue // `a && b` with a failed, `a || b` with a succeeded: $? stays
 		}
+		v, st := p.enter(v, st)
 		st, done, err := p.control(st, v, out)
 		switch {
 		case err != nil:
@@ -78,6 +94,11 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 			p.status = 1
 			continue
 		}
+		var pipe *pipeSink
+		if st.pipe {
+			pipe = &pipeSink{base: o}
+			o = pipe
+		}
 		last := p.status
 		p.status = 0
 		var outputs []output
@@ -89,6 +110,10 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 			}
 			outputs = []output{{runtimeapi.Stdout, text}}
 		case stepBuiltin:
+			if st.argv[0] == "cd" {
+				outputs, p.status = p.cd(v, st.argv[1:])
+				break
+			}
 			stdout, stderr, code := runBuiltin(v, st.argv)
 			outputs, p.status = []output{{runtimeapi.Stdout, stdout}, {runtimeapi.Stderr, stderr}}, code
 		case stepFail:
@@ -109,19 +134,116 @@ func (p *process) run(v view, out sink) (step, sink, error) {
 		case stepServe, stepAlloc, stepBurn:
 			return st, o, say(o, runtimeapi.Stdout, st.text) // stress says what it starts
 		}
-		for _, w := range outputs {
-			if w.text == "" {
-				continue
-			}
-			if err := o.write(w.stream, w.text); err != nil {
-				return step{}, nil, err
-			}
+		if err := p.emit(o, outputs); err != nil {
+			return step{}, nil, err
 		}
-		if f, ok := o.(*fileOutput); ok && f.failed {
-			p.status = 1
+		if pipe != nil {
+			p.piped = &pipe.stdout
+		}
+		if st.hold && !st.bg { // tail -f: look for more of the file after a pause
+			p.jumps = 0
+			p.followFrom(v, st)
+			return step{kind: stepSleep, d: followPoll}, o, nil
 		}
 	}
 	return step{kind: stepExit, code: p.status}, out, nil
+}
+
+// next takes the step at pc and says whether it runs: not if its condition does not hold on $?,
+// nor the right side of a pipe whose left side did not run. A tail -f that follows a file runs
+// again, as an echo of what the file got since it last looked.
+func (p *process) next(v view) (step, bool) {
+	st := p.program[p.pc]
+	p.pc++
+	if f := p.follow; f != nil && f.pc == p.pc-1 {
+		data, _ := v.fs.readFile(f.file)
+		if len(data) < f.offset { // truncated: tail starts over
+			f.offset = 0
+		}
+		text := string(data[f.offset:])
+		f.offset = len(data)
+		return step{kind: stepEcho, text: text, noEOL: true, hold: true, redirs: st.redirs, pipe: st.pipe}, true
+	}
+	if !st.cond.holds(p.status) || p.skipped {
+		p.skipped = st.pipe
+		return st, false
+	}
+	return st, true
+}
+
+// followFrom makes the tail -f step st, which just printed, run again after the pause: the
+// first time, it follows its (last) file from the file's end.
+func (p *process) followFrom(v view, st step) {
+	p.pc--
+	if p.follow != nil && p.follow.pc == p.pc {
+		return
+	}
+	file := st.argv[len(st.argv)-1]
+	data, _ := v.fs.readFile(file)
+	p.follow = &following{pc: p.pc, file: v.fs.abs(file), offset: len(data)}
+}
+
+// enter is the view and the step a command runs with: from the directory cd went to, and with
+// what the command before "|" printed as its stdin (cat without files then reads it).
+func (p *process) enter(v view, st step) (view, step) {
+	if p.cwd != "" {
+		v.fs = v.fs.in(p.cwd)
+	}
+	if p.piped != nil {
+		v.stdin, p.piped = *p.piped, nil
+		if st.kind == stepStdin { // cat copies it
+			st = step{kind: stepEcho, text: v.stdin, noEOL: true, cond: st.cond, redirs: st.redirs, pipe: st.pipe}
+		}
+	}
+	return v, st
+}
+
+// emit writes a command's outputs to o; when a write to a redirected file failed, $? is 1.
+func (p *process) emit(o sink, outputs []output) error {
+	for _, w := range outputs {
+		if w.text == "" {
+			continue
+		}
+		if err := o.write(w.stream, w.text); err != nil {
+			return err
+		}
+	}
+	if f, ok := o.(*fileOutput); ok && f.failed {
+		p.status = 1
+	}
+	return nil
+}
+
+// cd changes the directory the process's relative paths start from (busybox's words and status
+// 2 if it cannot); without an argument it goes to /root, root's $HOME.
+func (p *process) cd(v view, args []string) ([]output, int32) {
+	dir := "/root"
+	if len(args) > 0 {
+		dir = args[0]
+	}
+	kind, err := v.fs.stat(dir)
+	switch {
+	case err != nil:
+		return []output{{runtimeapi.Stderr, fmt.Sprintf("sh: cd: can't cd to %s: %s\n", dir, errText(err))}}, 2
+	case kind != kindDir:
+		return []output{{runtimeapi.Stderr, fmt.Sprintf("sh: cd: can't cd to %s: Not a directory\n", dir)}}, 2
+	}
+	p.cwd = v.fs.abs(dir)
+	return nil, 0
+}
+
+// pipeSink keeps a command's stdout for the command after "|"; its stderr goes on to base.
+type pipeSink struct {
+	base   sink
+	stdout string
+}
+
+func (s *pipeSink) write(stream runtimeapi.LogStreamType, text string) error {
+	if stream == runtimeapi.Stdout {
+		s.stdout += text
+		return nil
+	}
+	return s.base.write(stream, text)
 }
 
 // say writes a step's message, if it has one, as a line.
@@ -165,7 +287,7 @@ func (p *process) control(st step, v view, out sink) (step, bool, error) {
 			return st, true, p.expansionFailed(out, err)
 		}
 		ex := parseCommand(words, st.mode)
-		ex.cond, ex.redirs, ex.bg = st.cond, st.redirs, ex.bg || st.bg
+		ex.cond, ex.redirs, ex.bg, ex.pipe = st.cond, st.redirs, ex.bg || st.bg, st.pipe
 		return ex, false, nil
 	}
 	return st, false, nil
@@ -269,8 +391,14 @@ type containerOutput struct {
 }
 
 func (o containerOutput) write(stream runtimeapi.LogStreamType, text string) error {
-	if err := appendLog(o.c.logPath, formatLogLines(o.r.clock.Now(), stream, text)); err != nil {
-		o.r.logger.Error(err, "Could not write container log", "containerID", o.c.id)
+	if o.c.partial == nil {
+		o.c.partial = map[runtimeapi.LogStreamType]string{}
+	}
+	text = o.c.partial[stream] + text
+	end := strings.LastIndexByte(text, '\n') + 1
+	o.c.partial[stream] = text[end:]
+	if end > 0 {
+		o.r.appendLogLocked(o.c, stream, text[:end])
 	}
 	// Attach sessions get the text without blocking the program: a full buffer misses it.
 	for a := range o.c.attached {
@@ -281,6 +409,13 @@ func (o containerOutput) write(stream runtimeapi.LogStreamType, text string) err
 		}
 	}
 	return nil
+}
+
+// appendLogLocked writes text, whole lines, to c's log.
+func (r *Runtime) appendLogLocked(c *container, stream runtimeapi.LogStreamType, text string) {
+	if err := appendLog(c.logPath, formatLogLines(r.clock.Now(), stream, text)); err != nil {
+		r.logger.Error(err, "Could not write container log", "containerID", c.id)
+	}
 }
 
 // advanceLocked runs one turn of c's main program, from its program counter until it sleeps,
@@ -364,13 +499,17 @@ func (r *Runtime) resume(id string) {
 
 // viewLocked is what the container's commands see.
 func (r *Runtime) viewLocked(c *container) view {
-	v := view{env: c.config.GetEnvs(), fs: c.fs, now: r.clock.Now, reachable: func(a netip.AddrPort) bool {
+	v := view{env: c.config.GetEnvs(), fs: c.fs, now: r.clock.Now, user: c.config.GetLinux().GetSecurityContext(), reachable: func(a netip.AddrPort) bool {
 		_, ok := r.reachable.Load(a)
 		return ok
 	}}
 	if s := r.sandboxes[c.sandboxID]; s != nil {
 		v.hostname = s.config.GetHostname()
 		v.serveIP = s.serveIP()
+		// containerd puts HOSTNAME in every container's environment unless the config has it.
+		if v.hostname != "" && !slices.ContainsFunc(v.env, func(kv *runtimeapi.KeyValue) bool { return kv.GetKey() == "HOSTNAME" }) {
+			v.env = append([]*runtimeapi.KeyValue{{Key: "HOSTNAME", Value: []byte(v.hostname)}}, v.env...)
+		}
 	}
 	return v
 }
@@ -383,6 +522,12 @@ func (r *Runtime) exitLocked(c *container, code int32, reason, message string) {
 	}
 	r.stopTimerLocked(c)
 	r.stopServersLocked(c)
+	for _, stream := range []runtimeapi.LogStreamType{runtimeapi.Stdout, runtimeapi.Stderr} {
+		if c.partial[stream] != "" { // the last line had no newline: containerd writes it at exit
+			r.appendLogLocked(c, stream, c.partial[stream])
+		}
+	}
+	c.partial = nil
 	c.finished = r.clock.Now()
 	c.markCPU(c.finished) // CPU time stops growing, and the memory is freed
 	c.use.allocated = 0

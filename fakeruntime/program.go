@@ -47,7 +47,8 @@ type step struct {
 	argv       []string   // stepBuiltin, stepNoop: the command and its arguments
 	serve      *serveSpec // stepServe
 	n          uint64     // stepAlloc: bytes; stepBurn: nanocores
-	hold       bool       // stepAlloc, stepBurn: then block until stopped (stress)
+	hold       bool       // stepAlloc, stepBurn, stepBuiltin (tail -f): then block until stopped
+	pipe       bool       // its stdout is the next command's stdin ("a | b")
 	burnAlso   uint64     // stepAlloc: nanocores burnt too (stress --vm and --cpu)
 	target     int        // stepJump, stepFor: the step to go to
 	name       string     // stepFor: the variable
@@ -116,6 +117,9 @@ func (s step) String() string {
 	if s.bg {
 		b.WriteString(" &")
 	}
+	if s.pipe {
+		b.WriteString(" |")
+	}
 	return b.String()
 }
 
@@ -178,10 +182,11 @@ func isInteractiveShell(argv []string) bool {
 // isBuiltin says whether builtins.go runs the command name.
 func isBuiltin(name string) bool {
 	switch name {
-	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "ln", "test", "[", "[[", "date", "seq", "wget", "curl":
+	case "true", ":", "false", "env", "printenv", "hostname", "cat", "ls", "touch", "rm", "mkdir", "ln", "test", "[", "[[", "date", "seq", "wget", "curl",
+		"id", "printf", "nslookup", "cd", "pwd":
 		return true
 	}
-	return false
+	return isFilter(name)
 }
 
 // parseCommand parses one simple command.
@@ -208,6 +213,9 @@ func parseCommand(words []string, mode unknownMode) step {
 		return step{kind: stepExit, code: int32(code % 256)}
 	case name == "cat" && len(args) == 0:
 		return step{kind: stepStdin}
+	case name == "tail" && (slices.Contains(args, "-f") || slices.Contains(args, "-F")):
+		// tail -f prints the file's last lines, then what is written to it, until stopped.
+		return step{kind: stepBuiltin, argv: append([]string{name}, args...), hold: true}
 	case isBuiltin(name):
 		return step{kind: stepBuiltin, argv: append([]string{name}, args...)}
 	case name == "sleep":

@@ -55,15 +55,27 @@ type layerFile struct {
 type rootfs struct {
 	mounts  []*hostMount // from the CRI config; never changed
 	workDir string       // where relative paths start
+	*layerState
+}
 
+// layerState is the in-memory layer, shared by the views of one filesystem from several working
+// directories (rootfs.in: the shell's cd).
+type layerState struct {
 	mu    sync.Mutex
 	layer map[string]*layerFile // by clean absolute path
 	size  int                   // bytes of file content in layer
 }
 
+// in is the same filesystem seen from directory dir (the shell's cd): relative paths start there.
+func (f *rootfs) in(dir string) *rootfs {
+	g := *f
+	g.workDir = f.abs(dir)
+	return &g
+}
+
 // newRootfs builds the filesystem of a container with these CRI mounts and working directory.
 func newRootfs(mounts []*runtimeapi.Mount, workDir string) *rootfs {
-	f := &rootfs{workDir: "/", layer: map[string]*layerFile{"/dev/null": {kind: kindNull}}}
+	f := &rootfs{workDir: "/", layerState: &layerState{layer: map[string]*layerFile{"/dev/null": {kind: kindNull}}}}
 	for _, m := range mounts {
 		if m.GetContainerPath() != "" && m.GetHostPath() != "" {
 			f.mounts = append(f.mounts, newHostMount(m))

@@ -120,7 +120,8 @@ func TestContainerFilesystem(t *testing.T) {
 		{"no hard links", "ln /cache/in /cache/hard", "", "ln: only ln -s TARGET LINK is modelled\n", 1},
 		{"a file mount: its directory lists it", "ls /dev && ls /dev/termination-log", "null\ntermination-log\n/dev/termination-log\n", "", 0},
 		{"a file mount is not a directory", "cat /dev/termination-log/x", "", "cat: can't open '/dev/termination-log/x': Not a directory\n", 1},
-		{"no pipes", "echo x | cat", "", "sh: the fake runtime's shell has no pipes (|): run the commands one by one\n", 2},
+		{"a pipe into cat, grep and wc", "echo x | cat; printf 'a\\nb\\na\\n' | grep a | wc -l; cat /none | head", "x\n2\n", "cat: can't open '/none': No such file or directory\n", 0},
+		{"no pipe into a loop", "echo x | while read l; do echo $l; done", "", "sh: the fake runtime's shell cannot pipe into \"while\": only into a simple command (head, grep, wc, …)\n", 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

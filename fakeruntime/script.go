@@ -10,9 +10,8 @@ import (
 )
 
 // The shell part of the program grammar: how `sh -c SCRIPT` is cut into simple commands, with
-// the lists (";", "&&", "||", "&"), quotes and output redirections that Kubernetes examples use.
-// There are no pipes, no variables, no control flow (if, while: their words are commands the
-// grammar does not know).
+// the lists (";", "&&", "||", "&"), pipes ("|"), quotes and output redirections that Kubernetes
+// examples use. Control flow and expansions are compile.go's and expand.go's.
 
 // runIf says when a command runs, given the exit status of the command before it ($?).
 type runIf int
@@ -21,6 +20,7 @@ const (
 	always      runIf = iota // first, or after ";", "&" or a newline
 	ifSucceeded              // after "&&": only if $? is 0
 	ifFailed                 // after "||": only if $? is not 0
+	ifPiped                  // after "|": if the command before it ran (process.skipped)
 )
 
 func (c runIf) holds(status int32) bool {
@@ -62,6 +62,7 @@ type command struct {
 	redirs []redirect
 	cond   runIf
 	bg     bool // ended by "&": the shell does not wait for it
+	pipe   bool // ended by "|": its stdout is the next command's stdin
 }
 
 // shellNames are the commands read as a shell.
@@ -197,7 +198,12 @@ func (s *scanner) scanOperator(c rune) error {
 		s.i++
 		return s.endCommand("||", ifFailed, false)
 	case c == '|':
-		return errors.New("sh: the fake runtime's shell has no pipes (|): run the commands one by one")
+		if err := s.endCommand("|", always, false); err != nil {
+			return err
+		}
+		s.cmds[len(s.cmds)-1].pipe = true
+		s.cur.cond = ifPiped
+		return nil
 	case c == '<':
 		return errors.New("sh: the fake runtime's shell has no input redirection (<): give the file as an argument")
 	}

@@ -172,7 +172,7 @@ func TestInteractiveShell(t *testing.T) {
 		{
 			name:       "unknown commands are not found; syntax errors do not end the shell",
 			typed:      []keystroke{{"/ # ", "vi\r"}, {"not found\n/ # ", "echo a |\r"}, {"/ # ", "exit\r"}},
-			wantScreen: "/ # vi\nsh: vi: not found\n/ # echo a |\nsh: the fake runtime's shell has no pipes (|): run the commands one by one\n/ # exit\n",
+			wantScreen: "/ # vi\nsh: vi: not found\n/ # echo a |\nsh: syntax error: unexpected end of file\n/ # exit\n",
 			wantCode:   2,
 		},
 		{
