@@ -14,7 +14,10 @@
 # (NODE_IP: where the API server reaches the kubelet API), KUBELET_PORT (10250), DEBUG_ADDRESS
 # (127.0.0.1:10256: the journal, /debug/journal/ui, without authentication), KUBECTL (kind:
 # kubectl from PATH), extra flags in ARGS, MINIKUBELET_CMD (bin/minikubelet; hack/debug.sh puts Delve
-# in front of it), METRICS_SERVER (local only; 1, the default, or 0 to skip it).
+# in front of it), METRICS_SERVER (local only; 1, the default, or 0 to skip it), CLUSTER_DNS
+# (10.96.0.10) and CLUSTER_DOMAIN (cluster.local): what kubeadm and kind give every kubelet, so pods
+# get a cluster /etc/resolv.conf (kind's CoreDNS answers there; the local cluster runs no DNS), and
+# no ClusterFirst pod gets upstream's MissingClusterDNS Warning.
 #
 # metrics-server (hack/cluster/metricsserver.go) verifies each kubelet's serving certificate against
 # the cluster CA, so with METRICS_SERVER=1 the node gets its certificate from a kubelet-serving CSR
@@ -131,5 +134,6 @@ exec ${MINIKUBELET_CMD:-bin/minikubelet} \
   --address "${KUBELET_ADDRESS:-$NODE_IP}" \
   --port "$KUBELET_PORT" \
   --debug-address "${DEBUG_ADDRESS:-127.0.0.1:10256}" \
+  --cluster-dns "${CLUSTER_DNS:-10.96.0.10}" --cluster-domain "${CLUSTER_DOMAIN:-cluster.local}" \
   "${serving[@]}" \
   ${ARGS:-}
