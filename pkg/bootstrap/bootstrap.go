@@ -71,6 +71,9 @@ func LoadOrBootstrap(ctx context.Context, cfg Config) (*rest.Config, error) {
 	st := clientStore(cfg.CertDir)
 
 	restCfg, reason := loadValidKubeconfig(cfg.Kubeconfig, cfg.Clock.Now())
+	if restCfg != nil && restCfg.CertFile == "" {
+		return seedFromEmbedded(ctx, restCfg, st, cfg)
+	}
 	if restCfg != nil {
 		logger.Info("Using the existing client certificate", "kubeconfig", cfg.Kubeconfig)
 		return restCfg, nil
@@ -129,10 +132,16 @@ func loadValidKubeconfig(path string, now time.Time) (*rest.Config, string) {
 		return nil, "it has no certificate-authority"
 	}
 	certFile, keyFile := restCfg.CertFile, restCfg.KeyFile
-	if certFile == "" || keyFile == "" {
-		return nil, "it has no client-certificate/client-key files"
+	var cert *x509.Certificate
+	switch {
+	case certFile == "" && keyFile == "" && len(restCfg.CertData) > 0 && len(restCfg.KeyData) > 0:
+		// Embedded client-certificate-data/client-key-data: kubeadm init's kubelet.conf.
+		cert, err = leafOf(restCfg.CertData, restCfg.KeyData)
+	case certFile == "" || keyFile == "":
+		return nil, "it has no client-certificate/client-key (files or data)"
+	default:
+		cert, err = loadLeaf(certFile, keyFile)
 	}
-	cert, err := loadLeaf(certFile, keyFile)
 	if err != nil {
 		return nil, fmt.Sprintf("its client certificate cannot be loaded: %v", err)
 	}
@@ -143,6 +152,33 @@ func loadValidKubeconfig(path string, now time.Time) (*rest.Config, string) {
 		return nil, fmt.Sprintf("its client certificate is not valid before %s", cert.NotBefore.UTC().Format(time.RFC3339))
 	}
 	return restCfg, ""
+}
+
+// seedFromEmbedded is upstream's answer to a kubeconfig whose valid client certificate is embedded
+// (kubeadm init writes kubelet.conf so): the pair becomes the store's current certificate
+// (kubelet-client-current.pem, which kubeadm's kubelet-finalize phase then points kubelet.conf at)
+// and the node's clients use that file, so that rotation replaces it. Upstream
+// (client-go util/certificate getCurrentCertificateOrBootstrap) also asks for a new certificate at
+// once; here the rotator renews it on its usual schedule.
+func seedFromEmbedded(ctx context.Context, restCfg *rest.Config, st store, cfg Config) (*rest.Config, error) {
+	out := rest.CopyConfig(restCfg)
+	if cur, err := st.current(); err == nil && cfg.Clock.Now().Before(cur.NotAfter) {
+		// As upstream: a current certificate in the store (a restart after a rotation) wins.
+		klog.FromContext(ctx).Info("Using the current client certificate of the certificate directory", "path", st.currentPath())
+	} else {
+		if err := st.checkWritable(); err != nil {
+			return nil, err
+		}
+		path, err := st.update(restCfg.CertData, restCfg.KeyData, cfg.Clock.Now())
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig %s: its embedded client certificate: %w", cfg.Kubeconfig, err)
+		}
+		klog.FromContext(ctx).Info("Using the client certificate embedded in the kubeconfig, written to the certificate directory",
+			"kubeconfig", cfg.Kubeconfig, "path", path)
+	}
+	out.CertData, out.KeyData = nil, nil
+	out.CertFile, out.KeyFile = st.currentPath(), st.currentPath()
+	return out, nil
 }
 
 // loadBootstrapKubeconfig returns the server, the CA bytes and a client config from the bootstrap

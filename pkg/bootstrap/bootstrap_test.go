@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -12,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // Upstream certificate manager: rotate after 70% to 90% of the lifetime, jittered.
@@ -107,5 +111,45 @@ func TestCheckWritable(t *testing.T) {
 	}
 	if err := (clientStore(filepath.Join(t.TempDir(), "a", "b"))).checkWritable(); err != nil {
 		t.Error(err)
+	}
+}
+
+// kubeadm init's kubelet.conf embeds the node's certificate (client-certificate-data): it is used
+// without a bootstrap, written to the store as kubelet-client-current.pem, and the clients use
+// that file; a newer certificate already in the store wins over the embedded one (as upstream).
+func TestEmbeddedClientCertificate(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	certPEM, keyPEM := selfSigned(t, now.Add(-time.Hour), now.Add(time.Hour))
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:6443", CertificateAuthorityData: certPEM}
+	cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
+	cfg.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	cfg.CurrentContext = "x"
+	kubeconfig := filepath.Join(dir, "kubelet.conf")
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	bc := Config{Kubeconfig: kubeconfig, CertDir: filepath.Join(dir, "pki"), NodeName: "n1"}
+	got, err := LoadOrBootstrap(context.Background(), bc)
+	if err != nil {
+		t.Fatalf("embedded certificate refused: %v", err)
+	}
+	st := clientStore(bc.CertDir)
+	if got.CertFile != st.currentPath() || len(got.CertData) != 0 {
+		t.Errorf("client uses CertFile %q (data %d bytes), want the store's %q", got.CertFile, len(got.CertData), st.currentPath())
+	}
+	if data, err := os.ReadFile(st.currentPath()); err != nil || !strings.Contains(string(data), string(certPEM)) {
+		t.Fatalf("kubelet-client-current.pem does not hold the embedded certificate (err %v)", err)
+	}
+	newer, newerKey := selfSigned(t, now, now.Add(3*time.Hour))
+	if _, err := st.update(newer, newerKey, now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadOrBootstrap(context.Background(), bc); err != nil {
+		t.Fatal(err)
+	}
+	if cur, err := st.current(); err != nil || !cur.NotAfter.Equal(now.Add(3*time.Hour).Truncate(time.Second)) {
+		t.Errorf("after a restart the store's newer certificate was replaced: %v (err %v)", cur, err)
 	}
 }

@@ -47,6 +47,15 @@ func loadLeaf(certFile, keyFile string) (*x509.Certificate, error) {
 	return x509.ParseCertificate(pair.Certificate[0])
 }
 
+// leafOf parses a certificate and key given as PEM bytes and returns the certificate.
+func leafOf(certPEM, keyPEM []byte) (*x509.Certificate, error) {
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	return x509.ParseCertificate(pair.Certificate[0])
+}
+
 // checkWritable makes sure certDir exists and new files can be created in it.
 func (s store) checkWritable() error {
 	if err := os.MkdirAll(s.certDir, 0o700); err != nil {
