@@ -50,4 +50,4 @@ trap 'rm -rf "$work"' EXIT
 "$work/images" --busybox /bin/busybox --pause "$work/pause" --out "$work/images.tar" ${e2e_args[@]+"${e2e_args[@]}"}
 # The snapshotter must be the one the CRI plugin uses, or its containers find no unpacked image.
 ctr --address "$address" -n k8s.io images import --snapshotter "$snapshotter" "$work/images.tar" >/dev/null
-echo "imported docker.io/minikubelet/busybox:local and docker.io/minikubelet/pause:local${e2e_args[*]:+ and the e2e images built above} (snapshotter $snapshotter)"
+echo "imported docker.io/minikubelet/busybox:local and docker.io/minikubelet/pause:local${e2e_args[*]:+ and the images built above} (snapshotter $snapshotter)"

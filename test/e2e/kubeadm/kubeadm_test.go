@@ -127,7 +127,12 @@ func logTail(t *testing.T, path string) {
 	if err != nil {
 		return
 	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if !strings.Contains(l, "envvar.go") { // kubeadm's feature-gate lines at -v 1
+			lines = append(lines, l)
+		}
+	}
 	if len(lines) > 30 {
 		lines = lines[len(lines)-30:]
 	}
