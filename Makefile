@@ -16,7 +16,7 @@ CLUSTER ?= local
 # METRICS_SERVER=0: make run (and make debug) start no metrics-server (no kubectl top).
 METRICS_SERVER ?= 1
 
-.PHONY: bench all build test test-unit test-fuzz test-e2e verify cluster-build cluster-up cluster-down cluster-status metrics-server-up run debug journal lab-check labs-test containerd-install containerd-up containerd-down containerd-status conformance test-conformance kind-up kind-down clean
+.PHONY: bench all build test test-unit test-fuzz test-e2e verify cluster-build cluster-up cluster-down cluster-status metrics-server-up run debug journal lab-check labs-test containerd-install containerd-up containerd-down containerd-status conformance test-conformance kind-up kind-down kubeadm-up kubeadm-down kubeadm-shell clean
 
 all: build
 
@@ -173,6 +173,23 @@ test-conformance: build
 	@if [ "$$(id -u)" != 0 ] && [ "$${MINIKUBELET_E2E_CONTAINERD:-}" != required ]; then \
 	  echo "test-conformance: skipped: needs root (a network namespace of its own, containerd)"; \
 	else PASSING=hack/conformance/passing.txt hack/conformance/run.sh; fi
+
+##@ kubeadm (a cluster made by `kubeadm init` on minikubelet, in namespaces of its own; needs root)
+
+# kubeadm-up: kubeadm v1.36.3 and the images it names built here (hack/kubeadm/build.sh, images
+# built from the Go module proxy and Debian, nothing pulled), then `kubeadm init` with minikubelet
+# as the node's kubelet, in a private network, mount and UTS namespace; the host's kubectl reaches
+# it with _output/kubeadm/admin.kubeconfig (127.0.0.1:16443). docs/kubeadm.md.
+kubeadm-up: build
+	hack/kubeadm/up.sh up
+
+# kubeadm-down: stop all of it by PID; the host is as before (no process, mount or interface left).
+kubeadm-down:
+	hack/kubeadm/up.sh down
+
+# kubeadm-shell: a shell inside the cluster's namespaces (KUBECONFIG=/etc/kubernetes/admin.conf).
+kubeadm-shell:
+	hack/kubeadm/up.sh shell
 
 ##@ kind (needs a Docker engine; not in CI)
 

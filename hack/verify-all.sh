@@ -11,7 +11,7 @@ lint=$(hack/tools/install.sh golangci-lint)
 fail=0
 bad=$( (git ls-files -z '*.go' 2>/dev/null || find . -name '*.go' -print0) | xargs -0 gofmt -l)
 if [[ -n $bad ]]; then echo "gofmt would change:"; echo "$bad"; fail=1; fi
-for mod in . hack/cluster hack/conformance hack/tools; do
+for mod in . hack/cluster hack/conformance hack/kubeadm hack/tools; do
   echo "== go vet ($mod)"
   (cd "$mod" && go vet ./...) || fail=1
   echo "== golangci-lint ($mod)"

@@ -3,7 +3,7 @@
 #
 # Runs golang.org/x/tools/cmd/deadcode (pinned in hack/tools/go.mod) over every main package of
 # each module — cmd/minikubelet, hack/bench, labs/check … of the root module, and the mains of
-# hack/cluster, hack/conformance and hack/tools (default: all four modules). deadcode builds the
+# hack/cluster, hack/conformance, hack/kubeadm and hack/tools (default: all five modules). deadcode builds the
 # call graph from those mains (Rapid Type Analysis) and lists each function none of them can
 # reach. Tests do not count: a function only tests call is dead (issue #29), so deadcode runs
 # without -test. The exceptions are test-helper packages (under test/, or named *test like
@@ -23,7 +23,7 @@ root=$PWD
 allow_file=hack/verify-deadcode.allow
 deadcode=$(hack/tools/install.sh deadcode)
 module_prefix=$(go list -m)/ # github.com/minikubelet/minikubelet/
-if (($# > 0)); then modules=("$@"); else modules=(. hack/cluster hack/conformance hack/tools); fi
+if (($# > 0)); then modules=("$@"); else modules=(. hack/cluster hack/conformance hack/kubeadm hack/tools); fi
 fail=0
 
 # The allow list: "<package directory> <reason>" per line; # starts a comment.

@@ -5,6 +5,7 @@
 #
 # Usage: hack/containerd/images.sh --address /path/containerd.sock [--snapshotter overlayfs|native]
 #                                   [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR]
+#                                   [--kubeadm-images LIST --kubeadm-bin-dir DIR]
 #
 #   docker.io/minikubelet/busybox:local   sh, ls, cat, sleep, … (busybox-static, hard links in /bin)
 #   docker.io/minikubelet/pause:local     the sandbox image (CRI sandbox_image in up.sh's config)
@@ -16,6 +17,11 @@
 # gives their versions, i.e. tags; agnhost with busybox applets and Debian's bash and curl),
 # busybox and nonroot (busybox-static), pause (ours). It prints each name it built and each it
 # did not.
+#
+# With --kubeadm-images LIST --kubeadm-bin-dir DIR (make kubeadm-up), also the images kubeadm runs,
+# under the exact names LIST holds (`kubeadm config images list`), from the programs in DIR (see
+# images/kubeadm.go): kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy (with
+# Debian's iptables), etcd, coredns, and pause (ours).
 #
 # Pods use them with imagePullPolicy IfNotPresent (the default for a tag other than :latest) or
 # Never; Always would try a registry and fail with ErrImagePull.
@@ -29,6 +35,8 @@ while (( $# )); do
     --snapshotter) snapshotter=$2; shift 2 ;;
     --e2e-images) e2e_args+=(--e2e-list "${2:?}"); shift 2 ;;
     --e2e-bin-dir|--kube-src) e2e_args+=("$1" "${2:?}"); shift 2 ;;
+    --kubeadm-images) e2e_args+=(--kubeadm-list "${2:?}"); shift 2 ;;
+    --kubeadm-bin-dir) e2e_args+=("$1" "${2:?}"); shift 2 ;;
     *) echo "images.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -42,4 +50,4 @@ trap 'rm -rf "$work"' EXIT
 "$work/images" --busybox /bin/busybox --pause "$work/pause" --out "$work/images.tar" ${e2e_args[@]+"${e2e_args[@]}"}
 # The snapshotter must be the one the CRI plugin uses, or its containers find no unpacked image.
 ctr --address "$address" -n k8s.io images import --snapshotter "$snapshotter" "$work/images.tar" >/dev/null
-echo "imported docker.io/minikubelet/busybox:local and docker.io/minikubelet/pause:local${e2e_args[*]:+ and the e2e images built above} (snapshotter $snapshotter)"
+echo "imported docker.io/minikubelet/busybox:local and docker.io/minikubelet/pause:local${e2e_args[*]:+ and the images built above} (snapshotter $snapshotter)"

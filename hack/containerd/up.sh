@@ -27,6 +27,9 @@
 #                                 and all of it dies with that namespace.
 #   --e2e-images LIST --e2e-bin-dir DIR --kube-src DIR   also build and import the upstream e2e
 #                                 images LIST names (`e2e.test --list-images`; see images.sh).
+#   --kubeadm-images LIST --kubeadm-bin-dir DIR   also build and import the images kubeadm runs
+#                                 (`kubeadm config images list`; see images.sh).
+#   --pod-subnet CIDR             bridge mode: the pods' subnet (default 10.88.0.0/16; gateway .1)
 #
 # Point minikubelet at it with --container-runtime-endpoint unix://DIR/containerd.sock, and crictl
 # with --runtime-endpoint unix://DIR/containerd.sock. Install what it needs with install.sh.
@@ -48,15 +51,16 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-usage() { echo "usage: up.sh up|down|status --state-dir DIR [--exit-with PID] [--network loopback|bridge] [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR]" >&2; exit 2; }
+usage() { echo "usage: up.sh up|down|status --state-dir DIR [--exit-with PID] [--network loopback|bridge] [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR] [--kubeadm-images LIST --kubeadm-bin-dir DIR] [--pod-subnet CIDR]" >&2; exit 2; }
 verb=${1:-}; [[ $verb == up || $verb == down || $verb == status ]] || usage; shift
-state_dir="" exit_with="" network=loopback images_args=()
+state_dir="" exit_with="" network=loopback images_args=() pod_subnet=10.88.0.0/16
 while (( $# )); do
   case $1 in
     --state-dir) state_dir=${2:?}; shift 2 ;;
     --exit-with) exit_with=${2:?}; shift 2 ;;
     --network) network=${2:?}; shift 2 ;;
-    --e2e-images|--e2e-bin-dir|--kube-src) images_args+=("$1" "${2:?}"); shift 2 ;;
+    --pod-subnet) pod_subnet=${2:?}; shift 2 ;;
+    --e2e-images|--e2e-bin-dir|--kube-src|--kubeadm-images|--kubeadm-bin-dir) images_args+=("$1" "${2:?}"); shift 2 ;;
     *) usage ;;
   esac
 done
@@ -131,6 +135,13 @@ private_netns() {
   done < <(ip -o link show | awk -F': ' '{ print $2 }')
 }
 
+# gateway CIDR: the subnet's first address (10.88.0.0/16 → 10.88.0.1), the bridge's.
+gateway() {
+  local ip=${1%/*} a b c d
+  IFS=. read -r a b c d <<<"$ip"
+  echo "$a.$b.$c.$((d + 1))"
+}
+
 # write_cni_config: the one network containerd's CRI plugin uses (see --network above).
 write_cni_config() {
   local dir=$state_dir/cni/net.d
@@ -151,7 +162,7 @@ EOF
       "type": "bridge", "bridge": "mkbr0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
       "ipam": {
         "type": "host-local", "dataDir": "$state_dir/cni/ipam",
-        "ranges": [[{"subnet": "10.88.0.0/16", "gateway": "10.88.0.1"}]],
+        "ranges": [[{"subnet": "$pod_subnet", "gateway": "$(gateway "$pod_subnet")"}]],
         "routes": [{"dst": "0.0.0.0/0"}]
       }
     },

@@ -29,10 +29,7 @@
 //	stats                the stats provider: pods' usage from CRI, the node's from the machine or made up (fake runtime)
 //	serving-certificate  serverTLSBootstrap
 //	kubelet-api          HTTPS :10250 with authn/authz
-//	node-registration    the Node object (retries until it exists)
-//	lease                the Lease heartbeat, every nodeLeaseDurationSeconds/4
-//	lease-keeper         --debug-keepalive: a child renews the Lease while a debugger holds us
-//	node-status          node status every nodeStatusUpdateFrequency
+//	node-status-object   the node status (made, not sent) and the Starting event
 //	pod-workers          run the pod workers: one goroutine per pod
 //	pleg                 relist every second into the pod cache (EventedPLEG: the runtime's events, relist every 5 min)
 //	status-manager       pods/status PATCHes
@@ -40,6 +37,11 @@
 //	eviction             the eviction manager: pressure conditions, a pass every 10 s, admission under pressure
 //	pod-sources          the API server's pods for this node, static manifests
 //	syncloop             the main loop
+//	healthz              plain-HTTP /healthz on healthzBindAddress:healthzPort (kubeadm polls 127.0.0.1:10248)
+//	node-registration    the Node object (retries until it exists), after the syncloop: static pods run meanwhile
+//	lease                the Lease heartbeat, every nodeLeaseDurationSeconds/4
+//	lease-keeper         --debug-keepalive: a child renews the Lease while a debugger holds us
+//	node-status          node status every nodeStatusUpdateFrequency
 //
 // # Made at once, started in order
 //

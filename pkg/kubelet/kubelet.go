@@ -136,10 +136,7 @@ func (k *Kubelet) startOrder() []step {
 		{"stats", k.makeStats},                             // the stats provider: pods' usage from CRI, the node's from the machine (or made up on the fake runtime)
 		{"serving-certificate", k.startServingCertificate}, // serverTLSBootstrap: the kubelet API's certificate from a CSR
 		{"kubelet-api", k.startServer},                     // HTTPS :10250 with authn/authz: exec, logs, /pods, /metrics
-		{"node-registration", k.registerNode},              // the Node object (retries until it exists)
-		{"lease", k.startLease},                            // the Lease heartbeat, renewed every nodeLeaseDurationSeconds/4
-		{"lease-keeper", k.startLeaseKeeper},               // --debug-keepalive: a child renews the Lease while a debugger holds us
-		{"node-status", k.startNodeStatus},                 // node status every nodeStatusUpdateFrequency
+		{"node-status-object", k.makeNodeStatus},           // the node's status (made, not sent) and the Starting event
 		{"pod-workers", k.startPodWorkers},                 // one goroutine per pod, from the first update of each
 		{"pleg", k.startPLEG},                              // relist the runtime every second into the pod cache (EventedPLEG: its events, relist every 5 min)
 		{"status-manager", k.startStatusManager},           // pods/status PATCHes
@@ -148,6 +145,10 @@ func (k *Kubelet) startOrder() []step {
 		{"pod-sources", k.startPodSources},                 // pods with spec.nodeName = us, and static manifests
 		{"syncloop", k.startSyncLoop},                      // the main loop: everything above meets here
 		{"healthz", k.startHealthz},                        // healthzBindAddress:healthzPort: plain-HTTP /healthz (kubeadm polls 127.0.0.1:10248)
+		{"node-registration", k.registerNode},              // the Node object (retries until it exists)
+		{"lease", k.startLease},                            // the Lease heartbeat, renewed every nodeLeaseDurationSeconds/4
+		{"lease-keeper", k.startLeaseKeeper},               // --debug-keepalive: a child renews the Lease while a debugger holds us
+		{"node-status", k.startNodeStatus},                 // node status every nodeStatusUpdateFrequency
 	}
 }
 

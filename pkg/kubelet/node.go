@@ -127,10 +127,9 @@ func (k *Kubelet) startCertRotation(context.Context) (component, error) {
 	return loop(rotator.Run), nil
 }
 
-// registerNode creates the Node (or takes over the existing one), retrying until it exists: its
-// Lease (owner reference) and status need it. The node is Ready only while the runtime and PLEG
-// are healthy.
-func (k *Kubelet) registerNode(ctx context.Context) (component, error) {
+// makeNodeStatus makes the node's status (sent once the Node is registered): the node is Ready
+// only while the runtime and PLEG are healthy.
+func (k *Kubelet) makeNodeStatus(context.Context) (component, error) {
 	o, cfg := k.opts, &k.opts.Config
 	status, err := nodestatus.New(nodestatus.Config{
 		Client:            k.client,
@@ -163,7 +162,15 @@ func (k *Kubelet) registerNode(ctx context.Context) (component, error) {
 	}})
 	k.status = status
 	k.recorder.Eventf(status.NodeRef(), corev1.EventTypeNormal, "Starting", "Starting minikubelet.")
-	if err := status.Register(ctx); err != nil {
+	return nil, nil
+}
+
+// registerNode creates the Node (or takes over the existing one), retrying until it exists: its
+// Lease (owner reference) and status need it. It runs after the syncloop,
+// as upstream registers from its node status loop while the pods already run: a static pod may
+// be the API server it registers with (kubeadm's control plane).
+func (k *Kubelet) registerNode(ctx context.Context) (component, error) {
+	if err := k.status.Register(ctx); err != nil {
 		return nil, err
 	}
 	k.shared.countRegistered()

@@ -19,6 +19,7 @@ package main
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"debug/elf"
@@ -30,6 +31,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -56,6 +58,8 @@ func run(args []string) error {
 	e2eList := fs.String("e2e-list", "", "also build the upstream e2e images this file names (the output of `e2e.test --list-images`) that we can build (see e2e.go)")
 	e2eBinDir := fs.String("e2e-bin-dir", "", "for --e2e-list: the directory with the static agnhost and nnp (hack/conformance/build.sh)")
 	kubeSrc := fs.String("kube-src", "", "for --e2e-list: the k8s.io/kubernetes module they were built from (go list -m -f {{.Dir}}): their versions, the tags they get")
+	kubeadmList := fs.String("kubeadm-list", "", "also build the images this file names (the output of `kubeadm config images list`; see kubeadm.go)")
+	kubeadmBinDir := fs.String("kubeadm-bin-dir", "", "for --kubeadm-list: the directory with kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, etcd and coredns")
 	hostTools := fs.String("host-tools", "bash,curl", "comma-separated programs of this machine (Debian packages) copied with their libraries into the agnhost image's /bin")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -92,11 +96,37 @@ func run(args []string) error {
 		}
 		images = append(images, extra...)
 	}
-	var buf bytes.Buffer
-	if err := writeDockerArchive(&buf, images); err != nil {
+	if *kubeadmList != "" {
+		extra, err := buildKubeadmImages(*kubeadmList, *kubeadmBinDir, pauseBin)
+		if err != nil {
+			return err
+		}
+		images = append(images, extra...)
+	}
+	return writeArchiveFile(*out, images)
+}
+
+// writeArchiveFile writes the docker-archive to path through a temporary file (a half-written
+// archive is never left under path), streamed: the kubeadm images are hundreds of megabytes.
+func writeArchiveFile(path string, images []image) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".images-*.tar")
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(*out, buf.Bytes(), 0o644)
+	defer func() { _ = os.Remove(f.Name()) }()
+	w := bufio.NewWriter(f)
+	if err := writeDockerArchive(w, images); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // readStatic reads an executable that must run in an empty image: an ELF file with no

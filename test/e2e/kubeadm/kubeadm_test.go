@@ -1,0 +1,140 @@
+// Package kubeadm is the end-to-end test of `make kubeadm-up` (docs/kubeadm.md): kubeadm init
+// v1.36.3 with minikubelet as the node's kubelet, in namespaces of its own, then `make
+// kubeadm-down`, and the host as it was before. It is not part of `make test` (a cold build is
+// long): it runs only with MINIKUBELET_E2E_KUBEADM=1, as root.
+//
+//	sudo MINIKUBELET_E2E_KUBEADM=1 go test -count=1 -timeout 30m ./test/e2e/kubeadm/
+package kubeadm
+
+import (
+	"crypto/sha256"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/minikubelet/minikubelet/test/e2e/framework"
+)
+
+// hostState is what kubeadm-up must not change on the host: its interfaces, its mounts, the
+// fixed paths kubeadm writes to (their existence), /etc/hosts (the script adds the node's name to its private one).
+type hostState struct {
+	links, mounts string
+	paths         map[string]bool
+	hosts         [32]byte
+}
+
+func snapshot(t *testing.T) hostState {
+	t.Helper()
+	links, err := exec.Command("ip", "-o", "link", "show").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mounts, err := exec.Command("findmnt", "-rno", "TARGET").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts, err := os.ReadFile("/etc/hosts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := hostState{links: stripCounters(string(links)), mounts: string(mounts), paths: map[string]bool{}, hosts: sha256.Sum256(hosts)}
+	for _, p := range []string{"/etc/kubernetes", "/var/lib/kubelet", "/var/lib/etcd", "/etc/cni", "/run/xtables.lock"} {
+		_, err := os.Stat(p)
+		s.paths[p] = err == nil
+	}
+	return s
+}
+
+// stripCounters keeps each interface's index and name: its flags and counters may change.
+func stripCounters(links string) string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(links), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 {
+			out = append(out, f[0]+f[1])
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func TestKubeadmInitOnMinikubelet(t *testing.T) {
+	if os.Getenv("MINIKUBELET_E2E_KUBEADM") != "1" {
+		t.Skip("skipped: set MINIKUBELET_E2E_KUBEADM=1 (and run as root) to run kubeadm init on minikubelet; a cold build takes long (docs/kubeadm.md)")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("MINIKUBELET_E2E_KUBEADM=1 needs root: namespaces, mounts, containerd")
+	}
+	repo := framework.RepoRoot()
+	out := t.TempDir()
+	before := snapshot(t)
+	env := append(os.Environ(), "OUT="+out, "KUBEADM_API_PORT=16543")
+	script := filepath.Join(repo, "hack", "kubeadm", "up.sh")
+	t.Cleanup(func() {
+		down := exec.Command("bash", script, "down")
+		down.Env, down.Dir = env, repo
+		if b, err := down.CombinedOutput(); err != nil {
+			t.Errorf("kubeadm down: %v\n%s", err, b)
+		}
+		after := snapshot(t)
+		if after.links != before.links || after.hosts != before.hosts {
+			t.Errorf("the host changed: links %q → %q; /etc/hosts changed: %v", before.links, after.links, after.hosts != before.hosts)
+		}
+		// Only the run's mounts: other work on the machine may mount and unmount meanwhile.
+		for _, m := range strings.Split(after.mounts, "\n") {
+			if strings.HasPrefix(m, out) || strings.Contains(m, "kubernetes") || strings.HasPrefix(m, "/var/lib/kubelet") {
+				t.Errorf("a mount of the run is left on the host: %s", m)
+			}
+		}
+		for p, had := range before.paths {
+			if after.paths[p] != had {
+				t.Errorf("%s: existed before %v, after %v", p, had, after.paths[p])
+			}
+		}
+		if b, _ := exec.Command("pgrep", "-f", out).Output(); len(b) > 0 {
+			t.Errorf("processes of the run are left: %s", b)
+		}
+	})
+	up := exec.Command("bash", script, "up")
+	up.Env, up.Dir = env, repo
+	b, err := up.CombinedOutput()
+	logTail(t, filepath.Join(out, "logs", "kubeadm-init.log"))
+	if err != nil {
+		t.Fatalf("kubeadm up: %v\n%s", err, b)
+	}
+	kubectl := filepath.Join(out, "bin", "kubectl")
+	kc := filepath.Join(out, "admin.kubeconfig")
+	nodes, err := exec.Command(kubectl, "--kubeconfig", kc, "wait", "--for=condition=Ready", "node/minikubelet-cp", "--timeout=120s").CombinedOutput()
+	if err != nil {
+		t.Fatalf("node minikubelet-cp not Ready through the host's forwarder: %v\n%s", err, nodes)
+	}
+	for _, c := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		pod := "pod/" + c + "-minikubelet-cp"
+		if b, err := exec.Command(kubectl, "--kubeconfig", kc, "-n", "kube-system", "wait", "--for=condition=Ready", pod, "--timeout=120s").CombinedOutput(); err != nil {
+			t.Errorf("mirror pod %s not Ready: %v\n%s", pod, err, b)
+		}
+	}
+	join, err := os.ReadFile(filepath.Join(out, "join-command.txt"))
+	if err != nil || !strings.HasPrefix(string(join), "kubeadm join ") {
+		t.Errorf("kubeadm token create --print-join-command: %q (%v)", join, err)
+	}
+}
+
+// logTail shows the end of a log of the run in the test's output.
+func logTail(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if !strings.Contains(l, "envvar.go") { // kubeadm's feature-gate lines at -v 1
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > 30 {
+		lines = lines[len(lines)-30:]
+	}
+	t.Logf("%s (end):\n%s", path, strings.Join(lines, "\n"))
+}
