@@ -139,6 +139,7 @@ func (k *Kubelet) startOrder() []step {
 		{"lease", k.startLease},                            // the Lease heartbeat, renewed every nodeLeaseDurationSeconds/4
 		{"lease-keeper", k.startLeaseKeeper},               // --debug-keepalive: a child renews the Lease while a debugger holds us
 		{"node-status", k.startNodeStatus},                 // node status every nodeStatusUpdateFrequency
+		{"volume-manager", k.startVolumeManager},           // desired and actual state of world: the reconciler sets up and tears down pods' volumes
 		{"pod-workers", k.startPodWorkers},                 // one goroutine per pod, from the first update of each
 		{"pleg", k.startPLEG},                              // relist the runtime every second into the pod cache (EventedPLEG: its events, relist every 5 min)
 		{"status-manager", k.startStatusManager},           // pods/status PATCHes
@@ -163,6 +164,12 @@ func (k *Kubelet) startDebugListener(context.Context) (component, error) {
 		return nil, err // it names the address and the flag
 	}
 	return runFunc(debug.Serve), nil
+}
+
+// startVolumeManager runs the volume manager's populator and reconciler: SyncPod waits in
+// WaitForAttachAndMount until they have set up a pod's volumes.
+func (k *Kubelet) startVolumeManager(context.Context) (component, error) {
+	return loop(k.volumeManager.Run), nil
 }
 
 // startPodWorkers lets the pod workers run; they go before the status manager, which asks them

@@ -484,3 +484,28 @@ func TestUpdatesBeforeRunWaitForRun(t *testing.T) {
 	run(t, ctx, cancel, w)
 	expect(t, r, "sync:create:1")
 }
+
+// waitingSyncer's SyncPod blocks until its context ends, as SyncPod does while it waits for a
+// volume that cannot be mounted.
+type waitingSyncer struct {
+	*recorder
+	started chan struct{}
+}
+
+func (s waitingSyncer) SyncPod(ctx context.Context, _ UpdateType, _, _ *corev1.Pod, _ *kubecontainer.PodStatus) (bool, error) {
+	s.started <- struct{}{}
+	<-ctx.Done()
+	s.record("sync cancelled")
+	return false, ctx.Err()
+}
+
+// Upstream's UpdatePod cancels the running sync's context when the pod must stop
+// (podSyncStatus.cancelFn): a pod deleted while SyncPod waits for its volumes stops at once.
+func TestKillCancelsRunningSync(t *testing.T) {
+	s := waitingSyncer{recorder: newRecorder(), started: make(chan struct{}, 1)}
+	w, _ := newWorkers(t, s)
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("a", "1")})
+	<-s.started
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodKill, Pod: pod("a", "2")})
+	expect(t, s.recorder, "sync cancelled", "terminating", "terminated")
+}

@@ -3,6 +3,7 @@ package volume
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,7 +105,7 @@ func TestSetUpPodWritesVolumes(t *testing.T) {
 	p, root := newProjector(t, objs)
 	pod := volumePod()
 
-	dirs, err := p.SetUpPod(ctx, pod)
+	dirs, err := setUpPod(ctx, p, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestSetUpPodRefreshesChangedObjects(t *testing.T) {
 	p, _ := newProjector(t, objs)
 	pod := volumePod()
 
-	dirs, err := p.SetUpPod(ctx, pod)
+	dirs, err := setUpPod(ctx, p, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestSetUpPodRefreshesChangedObjects(t *testing.T) {
 	}
 	credsBefore, configBefore, tokenBefore := dataDirOf("creds"), dataDirOf("config"), dataDirOf("kube-api-access-x1")
 
-	if _, err := p.SetUpPod(ctx, pod); err != nil {
+	if _, err := setUpPod(ctx, p, pod); err != nil {
 		t.Fatal(err)
 	}
 	if dataDirOf("kube-api-access-x1") != tokenBefore {
@@ -183,7 +184,7 @@ func TestSetUpPodRefreshesChangedObjects(t *testing.T) {
 	objs.secrets["shop/db-pass"] = &corev1.Secret{Data: map[string][]byte{"password": []byte("rotated"), "user": []byte("admin")}}
 	objs.token = "jwt-2" // the token manager refreshed it
 	objs.mu.Unlock()
-	if _, err := p.SetUpPod(ctx, pod); err != nil {
+	if _, err := setUpPod(ctx, p, pod); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, filepath.Join(dirs["creds"], "password")); got != "rotated" {
@@ -215,7 +216,7 @@ func TestSetUpPodErrors(t *testing.T) {
 		corev1.Volume{Name: "maybe", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "nope", Optional: ptr.To(true)}}},
 	)
 
-	dirs, err := p.SetUpPod(ctx, pod)
+	dirs, err := setUpPod(ctx, p, pod)
 	if err == nil || err.Error() != `MountVolume.SetUp failed for volume "missing" : secret "nope" not found` {
 		t.Fatalf("error = %v, want the missing Secret named", err)
 	}
@@ -231,7 +232,7 @@ func TestSetUpPodErrors(t *testing.T) {
 
 	bad := testPod()
 	bad.UID = ".."
-	if _, err := p.SetUpPod(ctx, bad); err == nil {
+	if _, err := p.SetUpVolume(ctx, bad, &corev1.Volume{Name: "x", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}); err == nil {
 		t.Error("a pod UID of \"..\" was accepted")
 	}
 }
@@ -243,7 +244,7 @@ func TestCleanupPod(t *testing.T) {
 	a, b := volumePod(), volumePod()
 	b.UID = "uid-2"
 	for _, pod := range []*corev1.Pod{a, b} {
-		if _, err := p.SetUpPod(ctx, pod); err != nil {
+		if _, err := setUpPod(ctx, p, pod); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -304,4 +305,25 @@ func TestMounts(t *testing.T) {
 	if got := Mounts(pod, c, dirs); !slices.Equal(got, want) {
 		t.Errorf("Mounts =\n  %+v\nwant\n  %+v", got, want)
 	}
+}
+
+// setUpPod sets up every volume of the pod that Handles, as the volume manager's reconciler
+// does one by one, and returns volume name → directory and the failures named as upstream's
+// events name them.
+func setUpPod(ctx context.Context, p *Projector, pod *corev1.Pod) (map[string]string, error) {
+	dirs := map[string]string{}
+	var errs []error
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		if !Handles(vol) || vol.HostPath != nil {
+			continue
+		}
+		dir, err := p.SetUpVolume(ctx, pod, vol)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", vol.Name, err))
+			continue
+		}
+		dirs[vol.Name] = dir
+	}
+	return dirs, errors.Join(errs...)
 }
