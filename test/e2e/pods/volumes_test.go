@@ -145,7 +145,8 @@ func TestStatefulSetKeepsDataOnHostPathPV(t *testing.T) {
 
 // A pod whose claim is not bound waits in ContainerCreating with upstream's FailedMount Event;
 // once a PV appears and the binder binds the claim, the same pod starts (upstream: the
-// populator's "PVC is not bound", returned by WaitForAttachAndMount).
+// populator's "PVC is not bound", returned by WaitForAttachAndMount). A pod with an nfs volume,
+// which minikubelet has no plugin for, waits too, with a FailedMount that says so.
 func TestPodWaitsForUnboundClaim(t *testing.T) {
 	n := startNode(t, "e2e-pods-pvc-wait")
 	ns := namespace(t)
@@ -168,6 +169,20 @@ func TestPodWaitsForUnboundClaim(t *testing.T) {
 	framework.Eventually(t, time.Minute, "ContainerCreating with a FailedMount Event", func() (bool, string) {
 		events := podEvents(t, ns, "waiter")
 		return kubectlStatus(t, ns, "waiter") == "ContainerCreating" && hasEvent(events, want), strings.Join(events, "\n")
+	})
+
+	// A volume type minikubelet has no plugin for is refused, not skipped: upstream's "no
+	// volume plugin matched", with what is missing and where the supported types are listed.
+	nfs := podSpec(n.name, corev1.RestartPolicyAlways, "sleep", "infinity")
+	nfs.Volumes = []corev1.Volume{{Name: "share", VolumeSource: corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example", Path: "/"}}}}
+	nfs.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "share", MountPath: "/share"}}
+	createPod(t, ns, "nfs", nfs)
+	wantNFS := `kubelet Warning FailedMount Unable to attach or mount volumes: unmounted volumes=[share], unattached volumes=[], ` +
+		`failed to process volumes=[share]: failed to get Plugin from volumeSpec for volume "share" err=no volume plugin matched: ` +
+		`volume type nfs is not supported by minikubelet (docs/features.md#volumes lists what is supported)`
+	framework.Eventually(t, time.Minute, "the nfs pod refused with a FailedMount Event", func() (bool, string) {
+		events := podEvents(t, ns, "nfs")
+		return kubectlStatus(t, ns, "nfs") == "ContainerCreating" && hasEvent(events, wantNFS), strings.Join(events, "\n")
 	})
 
 	hostPathPV(t, class, ns+"-late", filepath.Join(t.TempDir(), "pv"), ns, "claim")
