@@ -73,7 +73,8 @@
 // # Invariants
 //
 //   - Payload functions are pure; only Projector and AtomicWriter touch the filesystem.
-//   - Calls for the same volume directory must not overlap (one pod worker per pod).
+//   - Calls for the same volume directory must not overlap (the volume manager runs one operation
+//     per volume at a time).
 //   - A pod UID or volume name that is not a single path element is refused before any path is
 //     built, so CleanupPod can never remove more than one pod's directory.
 //

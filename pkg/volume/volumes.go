@@ -45,11 +45,12 @@ type Config struct {
 }
 
 // Projector writes a pod's API-data volumes (secret, configMap, projected, downwardAPI) and
-// creates its emptyDirs. It is a volume manager without mounts: upstream's
-// volumemanager + the secret/configmap/projected/downwardapi/empty_dir plugins.
+// creates its emptyDirs: upstream's secret/configmap/projected/downwardapi/empty_dir plugins,
+// which pkg/volumemanager's reconciler calls.
 //
-// SetUpPod and CleanupPod for one pod must not overlap (one pod worker per pod guarantees it);
-// calls for different pods may run concurrently.
+// Calls for one volume must not overlap (the reconciler runs one operation per volume at a
+// time), and CleanupPod runs only once none of the pod's volumes is set up; calls for different
+// volumes may run concurrently.
 type Projector struct {
 	cfg    Config
 	writer AtomicWriter
@@ -238,7 +239,7 @@ type Mount struct {
 	ReadOnly      bool
 }
 
-// Mounts maps the container's volumeMounts to host directories (from SetUpPod), in order.
+// Mounts maps the container's volumeMounts to host directories (from SetUpVolume), in order.
 // Mounts of volumes with no host directory are left out. As upstream makeMounts, API-data
 // volumes (secret, configMap, projected, downwardAPI) are always read-only. subPath and
 // subPathExpr are ignored: the whole volume is mounted.

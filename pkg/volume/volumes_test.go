@@ -99,7 +99,7 @@ func shopObjects() *apiObjects {
 
 // Upstream layout: <root>/pods/<uid>/volumes/<escaped plugin name>/<volume name>, one
 // directory per handled volume; other types (hostPath here) are not ours.
-func TestSetUpPodWritesVolumes(t *testing.T) {
+func TestSetUpVolumeWritesVolumes(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	objs := shopObjects()
 	p, root := newProjector(t, objs)
@@ -150,10 +150,10 @@ func TestSetUpPodWritesVolumes(t *testing.T) {
 	}
 }
 
-// The kubelet calls SetUpPod on every sync: unchanged objects leave the volume alone, a
+// The volume manager calls SetUpVolume after every sync: unchanged objects leave the volume alone, a
 // changed object is projected (upstream: secrets and configmaps in volumes are eventually
 // updated; env variables are not), and so is a refreshed service account token.
-func TestSetUpPodRefreshesChangedObjects(t *testing.T) {
+func TestSetUpVolumeRefreshesChangedObjects(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	objs := shopObjects()
 	p, _ := newProjector(t, objs)
@@ -207,7 +207,7 @@ func TestSetUpPodRefreshesChangedObjects(t *testing.T) {
 // Upstream: a volume that cannot be set up fails the pod's sync with "MountVolume.SetUp failed
 // for volume ..."; the other volumes are still set up, and an optional one that is missing
 // becomes an empty volume.
-func TestSetUpPodErrors(t *testing.T) {
+func TestSetUpVolumeErrors(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	p, _ := newProjector(t, shopObjects())
 	pod := volumePod()
