@@ -155,7 +155,8 @@ func (k *Kubelet) newPodLifecycle() (podLifecycle, error) {
 // as the node.
 func (k *Kubelet) newVolumeManager(lc podLifecycle) (*volumemanager.Manager, error) {
 	projector, err := volume.New(volume.Config{RootDir: k.opts.RootDir, GetSecret: lc.secretManager.GetSecret,
-		GetConfigMap: lc.secretManager.GetConfigMap, GetServiceAccountToken: lc.tokens.GetServiceAccountToken, Clock: k.clock})
+		GetConfigMap: lc.secretManager.GetConfigMap, GetServiceAccountToken: lc.tokens.GetServiceAccountToken,
+		NodeAllocatable: lc.allocatable, Clock: k.clock})
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@
 // No mounts (no tmpfs for secrets, no SELinux relabel, no fsGroup/fsUser ownership), no subPath.
 // A token file always takes the volume's defaultMode (upstream: 0600 when the pod sets fsGroup,
 // then chowned). clusterTrustBundle, podCertificate and fileKeyRef are errors; resourceFieldRef
-// works in env, not yet in volumes. hostPath (host_path.go) hands the node's path to the runtime
+// works in env and in downwardAPI and projected volumes. hostPath (host_path.go) hands the node's path to the runtime
 // as upstream does — with the fake runtime too, whose containers then read and write that host
 // path: as on a real node, only trusted pods should get one (PodSecurity "baseline" forbids it).
 // SetUpVolume refuses other volume types (the volume manager reports them as not supported, or

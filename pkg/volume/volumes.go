@@ -40,6 +40,9 @@ type Config struct {
 	// the kubelet: the token manager, which caches it and requests a new one at 80 % of its
 	// TTL). It may block on the API server; the caller must not modify the result. Required.
 	GetServiceAccountToken func(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
+	// NodeAllocatable is the node's allocatable: a downward API resourceFieldRef to a limit the
+	// container does not set reads it (upstream GetNodeAllocatable). Optional.
+	NodeAllocatable corev1.ResourceList
 	// Clock stamps the hidden data directories. nil means the real clock.
 	Clock clock.PassiveClock
 }
@@ -141,10 +144,10 @@ func (p *Projector) SetUpVolume(ctx context.Context, pod *corev1.Pod, vol *corev
 			func(sa string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 				return p.cfg.GetServiceAccountToken(ctx, pod.Namespace, sa, tr)
 			},
-			pod)
+			pod, p.cfg.NodeAllocatable)
 	case vol.DownwardAPI != nil:
 		plugin = DownwardAPIPluginDir
-		payload, err = DownwardAPIPayload(vol.DownwardAPI, pod)
+		payload, err = DownwardAPIPayload(vol.DownwardAPI, pod, p.cfg.NodeAllocatable)
 	case vol.HostPath != nil:
 		return setUpHostPath(vol.HostPath) // host_path.go: the node's own path, nothing written
 	default:
