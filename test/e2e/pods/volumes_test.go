@@ -194,3 +194,34 @@ func TestPodWaitsForUnboundClaim(t *testing.T) {
 		t.Errorf("write to the bound volume: %v\n%s", err, out)
 	}
 }
+
+// A generic ephemeral volume: the ephemeral-volume controller creates the claim <pod>-<volume>,
+// owned by the pod, the PV binder binds it, and the kubelet mounts it after checking that the pod
+// owns it (upstream ephemeral.VolumeIsForPod).
+func TestGenericEphemeralVolume(t *testing.T) {
+	n := startNode(t, "e2e-pods-pvc-eph")
+	ns := namespace(t)
+	class := storageClass(t, ns)
+	dir := filepath.Join(t.TempDir(), "pv")
+	hostPathPV(t, class, ns+"-eph", dir, ns, "eph-scratch")
+	spec := podSpec(n.name, corev1.RestartPolicyAlways, "sleep", "infinity")
+	spec.NodeSelector, spec.NodeName = nil, n.name // the scheduler would wait for the claim to bind
+	spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+		VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: claimSpec(class)}}}}}
+	spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+	pod := createPod(t, ns, "eph", spec)
+	podRunning(t, ns, "eph")
+	pvc, err := cluster.Client.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), "eph-scratch", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !metav1.IsControlledBy(pvc, pod) {
+		t.Fatalf("claim eph-scratch owned by %v, want controlled by the pod", pvc.OwnerReferences)
+	}
+	if out, err := cluster.KubectlOutput("exec", "-n", ns, "eph", "--", "sh", "-c", "echo eph > /scratch/f"); err != nil {
+		t.Fatalf("write through the mount: %v\n%s", err, out)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "f")); err != nil || string(got) != "eph\n" {
+		t.Errorf("the PV's directory holds %q, %v; want the file the container wrote", got, err)
+	}
+}
