@@ -25,11 +25,12 @@
 //	fake-runtime         the built-in CRI runtime, unless --container-runtime-endpoint
 //	cri                  the CRI gRPC connection
 //	service-informer     list and watch Services, for the containers' service-link env
-//	pod-lifecycle        secret managers, kuberuntime, pod cache, PLEG, status manager, pod workers, prober, pod sources (made, not started)
+//	pod-lifecycle        secret managers, kuberuntime, pod cache, PLEG, status manager, pod workers, volume manager, prober, pod sources (made, not started)
 //	stats                the stats provider: pods' usage from CRI, the node's from the machine or made up (fake runtime)
 //	serving-certificate  serverTLSBootstrap
 //	kubelet-api          HTTPS :10250 with authn/authz
 //	node-status-object   the node status (made, not sent) and the Starting event
+//	volume-manager       the volume manager's populator and reconciler: pods' volumes set up and torn down
 //	pod-workers          run the pod workers: one goroutine per pod
 //	pleg                 relist every second into the pod cache (EventedPLEG: the runtime's events, relist every 5 min)
 //	status-manager       pods/status PATCHes
@@ -51,9 +52,9 @@
 // Kubelet's syncs, which use the status manager, the prober, PLEG): so the pod-lifecycle step
 // makes all of them in one function, newPodLifecycle, which returns one podLifecycle value, and
 // the step assigns it to the Kubelet, which embeds it — every field at once, none nil after. The
-// steps after it only start what it made: pod-workers runs podworkers.Run (an update that came
-// before would wait for it), pleg, status-manager, prober, pod-sources and syncloop run their
-// loops. The other components are made by the step that starts them, and only later steps use
+// steps after it only start what it made: volume-manager runs its loops, pod-workers runs
+// podworkers.Run (an update that came before would wait for it), pleg, status-manager, prober,
+// pod-sources and syncloop run their loops. The other components are made by the step that starts them, and only later steps use
 // them (the stats provider, the node status; the eviction step hands its admission to the
 // pods before the pod sources start, and a nil one admits every pod).
 //
@@ -120,7 +121,9 @@
 //
 // GenerateRunContainerOptions (upstream kubelet_pods.go) gives kuberuntime each container's env
 // (volume.MakeEnvironment, with the service links of the Services the service-informer step
-// watches) and mounts: the pod's volumes, then <root>/pods/<uid>/etc-hosts at /etc/hosts —
+// watches) and mounts: the pod's volumes as the volume manager set them up (pkg/volumemanager;
+// SyncPod waits for them in WaitForAttachAndMount, and a claim mounted readOnly is read-only),
+// then <root>/pods/<uid>/etc-hosts at /etc/hosts —
 // localhost, the pod's IPs and hostAliases, or for a host-network pod the node's /etc/hosts and
 // the aliases — unless the container mounts /etc/hosts itself or the pod has no IP yet.
 // Simplified: one pod IP (kuberuntime passes the primary one; a host-network pod's is the node's
@@ -135,7 +138,7 @@
 // side is split as upstream splits it (kubelet.go, kubelet_pods.go, kubelet_getters.go …).
 //
 //	kubelet.go            Config, Kubelet, New, startOrder, Run, and the steps that only start
-//	                      what pod-lifecycle made (pod-workers … syncloop) or the debug listener
+//	                      what pod-lifecycle made (volume-manager … syncloop) or the debug listener
 //	start.go              the step runner: start in order, stop in reverse
 //	node.go               the node's steps: root dir, TLS bootstrap, clients, Events, certificate
 //	                      rotation, registration, Lease, status
@@ -157,7 +160,8 @@
 //	pod_sync.go           SyncPod, SyncTerminatingPod, SyncTerminatedPod, SyncTerminatingRuntimePod
 //	pod_status.go, pod_phase.go, active_deadline.go   the API status (kubelet_pods.go)
 //	probes.go             the prober's results into the syncLoop, kuberuntime and the status
-//	volumes.go            a container's env and mounts (GenerateRunContainerOptions)
+//	volumes.go            a container's env and mounts (GenerateRunContainerOptions); what the
+//	                      volume manager asks of the pod workers (podVolumeState)
 //	etc_hosts.go          the kubelet-managed /etc/hosts
 //	dns.go                the pods' /etc/resolv.conf: pkg/dns from clusterDNS, clusterDomain, resolvConf
 package kubelet

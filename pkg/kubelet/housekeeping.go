@@ -52,7 +52,10 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 	// and run nothing: removed from the runtime (upstream: the container GC).
 	errs := []error{k.cleanupRuntimePods(ctx, runtimePods, keep)}
 	// Remove orphaned volumes, logs and cgroups.
-	errs = append(errs, k.runtimeHelper.cleanupVolumes(k.opts.RootDir, keep), cleanupPodLogDirs(k.opts.Config.PodLogsDir, keep))
+	// (upstream: the projected volume's TearDown forgets its pod's tokens; the manager keeps the
+	// directories of pods whose volumes its reconciler has not torn down yet.)
+	k.tokens.CleanupPods(keep)
+	errs = append(errs, k.volumeManager.CleanupOrphanedPodDirs(ctx, keep), cleanupPodLogDirs(k.opts.Config.PodLogsDir, keep))
 	if root := podCgroupRoot(k.opts); root != "" { // upstream cleanupOrphanedPodCgroups
 		n, err := cm.RemoveOrphanedPodCgroups(root, keep)
 		if n > 0 {

@@ -137,6 +137,7 @@ func (k *Kubelet) startOrder() []step {
 		{"serving-certificate", k.startServingCertificate}, // serverTLSBootstrap: the kubelet API's certificate from a CSR
 		{"kubelet-api", k.startServer},                     // HTTPS :10250 with authn/authz: exec, logs, /pods, /metrics
 		{"node-status-object", k.makeNodeStatus},           // the node's status (made, not sent) and the Starting event
+		{"volume-manager", k.startVolumeManager},           // desired and actual state of world: the reconciler sets up and tears down pods' volumes
 		{"pod-workers", k.startPodWorkers},                 // one goroutine per pod, from the first update of each
 		{"pleg", k.startPLEG},                              // relist the runtime every second into the pod cache (EventedPLEG: its events, relist every 5 min)
 		{"status-manager", k.startStatusManager},           // pods/status PATCHes
@@ -173,6 +174,12 @@ func (k *Kubelet) startDebugListener(context.Context) (component, error) {
 func (k *Kubelet) startHealthz(context.Context) (component, error) {
 	cfg := &k.opts.Config
 	return server.Healthz{Address: cfg.HealthzBindAddress, Port: *cfg.HealthzPort, Clock: k.clock}, nil
+}
+
+// startVolumeManager runs the volume manager's populator and reconciler: SyncPod waits in
+// WaitForAttachAndMount until they have set up a pod's volumes.
+func (k *Kubelet) startVolumeManager(context.Context) (component, error) {
+	return loop(k.volumeManager.Run), nil
 }
 
 // startPodWorkers lets the pod workers run; they go before the status manager, which asks them

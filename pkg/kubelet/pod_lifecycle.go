@@ -2,10 +2,11 @@ package kubelet
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/internal/journal"
@@ -23,6 +24,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/statusmanager"
 	"github.com/minikubelet/minikubelet/pkg/token"
 	"github.com/minikubelet/minikubelet/pkg/volume"
+	"github.com/minikubelet/minikubelet/pkg/volumemanager"
 )
 
 // The pod-lifecycle step (upstream: the pod half of kubelet.go NewMainKubelet): it makes every
@@ -47,6 +49,8 @@ type podLifecycle struct {
 	statusManager    *statusmanager.Manager // pods/status PATCHes
 	podWorkers       *podworkers.PodWorkers // one goroutine per pod, calling SyncPod & co. (pod_sync.go)
 	runtimeHelper    *runtimeHelper         // a container's env and mounts (volumes.go)
+	volumeManager    *volumemanager.Manager // pods' volumes: desired and actual state of world, the reconciler
+	tokens           *token.Manager         // service account tokens of projected volumes
 	probes           *probes                // liveness, readiness and startup probes and their results
 	podSources       *podsource.Sources     // the API server's pods for this node, static manifests
 	syncLoopJournal  journal.Recorder       // each channel of the syncLoop that fires
@@ -101,19 +105,9 @@ func (k *Kubelet) newPodLifecycle() (podLifecycle, error) {
 		Recorder: k.recorder, Journal: k.journal.For(journal.SourceCRI), MemoryCapacity: capacity.Memory().Value(), Clock: clk}); err != nil {
 		return lc, err
 	}
-	tokens, err := token.New(token.Config{Client: k.client, Clock: clk}) // service account tokens, as system:node:<name>
-	if err != nil {
+	if lc.tokens, err = token.New(token.Config{Client: k.client, Clock: clk}); err != nil { // service account tokens, as system:node:<name>
 		return lc, err
 	}
-	projector, err := volume.New(volume.Config{RootDir: o.RootDir, GetSecret: lc.secretManager.GetSecret, GetConfigMap: lc.secretManager.GetConfigMap,
-		GetServiceAccountToken: tokens.GetServiceAccountToken})
-	if err != nil {
-		return lc, err
-	}
-	lc.runtimeHelper = &runtimeHelper{secrets: lc.secretManager, tokens: tokens, projector: projector, services: k.services,
-		hostIP: k.nodeIP.String(), allocatable: allocatable, clusterDomain: cfg.ClusterDomain, rootDir: o.RootDir,
-		hostDirs: map[types.UID]map[string]string{}, mountBackoff: newMountBackoff(clk), failingSince: map[types.UID]time.Time{}}
-	lc.containerRuntime.SetOptionsGenerator(lc.runtimeHelper)
 	lc.syncLoopJournal = k.journal.For(journal.SourceSyncLoop)
 	lc.podCache = pleg.NewCache(clk)
 	if lc.pleg, err = newPLEG(plegConfig{runtime: lc.containerRuntime, cri: k.cri.Runtime, cache: lc.podCache, clock: clk,
@@ -136,6 +130,12 @@ func (k *Kubelet) newPodLifecycle() (podLifecycle, error) {
 	if lc.podWorkers, err = newPodWorkers(k, lc.podCache, cfg.SyncFrequency.Duration, clk, k.metrics, k.journal); err != nil {
 		return lc, err
 	}
+	if lc.volumeManager, err = k.newVolumeManager(lc); err != nil {
+		return lc, err
+	}
+	lc.runtimeHelper = &runtimeHelper{secrets: lc.secretManager, volumes: lc.volumeManager, services: k.services,
+		hostIP: k.nodeIP.String(), allocatable: allocatable, clusterDomain: cfg.ClusterDomain, rootDir: o.RootDir}
+	lc.containerRuntime.SetOptionsGenerator(lc.runtimeHelper)
 	lc.probes = &probes{liveness: prober.NewResultsManager(), readiness: prober.NewResultsManager(),
 		startup: prober.NewResultsManager(), runtimeName: lc.runtimeName}
 	if lc.probes.manager, err = prober.New(prober.Config{
@@ -151,6 +151,29 @@ func (k *Kubelet) newPodLifecycle() (podLifecycle, error) {
 		FileCheckFrequency: cfg.FileCheckFrequency.Duration, Recorder: k.recorder, Clock: clk,
 	})
 	return lc, err
+}
+
+// newVolumeManager makes the volume manager over pkg/volume's writers: it reads the pod manager's
+// pods, asks the pod workers where each pod is, and gets claims, volumes and the Node's labels
+// as the node.
+func (k *Kubelet) newVolumeManager(lc podLifecycle) (*volumemanager.Manager, error) {
+	projector, err := volume.New(volume.Config{RootDir: k.opts.RootDir, GetSecret: lc.secretManager.GetSecret,
+		GetConfigMap: lc.secretManager.GetConfigMap, GetServiceAccountToken: lc.tokens.GetServiceAccountToken,
+		NodeAllocatable: lc.allocatable, Clock: k.clock})
+	if err != nil {
+		return nil, err
+	}
+	return volumemanager.New(volumemanager.Config{
+		RootDir: k.opts.RootDir, Projector: projector, Client: k.client, Pods: lc.podManager,
+		PodState: podVolumeState{workers: lc.podWorkers, pods: lc.podManager}, Recorder: k.recorder, Clock: k.clock,
+		NodeLabels: func(ctx context.Context) (map[string]string, error) {
+			node, err := k.client.CoreV1().Nodes().Get(ctx, k.opts.NodeName, metav1.GetOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("get node %s for its labels: %w", k.opts.NodeName, err)
+			}
+			return node.Labels, nil
+		},
+	})
 }
 
 // newPodWorkers makes the pod workers, which call the Kubelet's syncs (pod_sync.go) and resync

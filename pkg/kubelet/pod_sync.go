@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
@@ -53,10 +54,11 @@ func (k *Kubelet) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mir
 		k.ensureMirrorPod(ctx, pod, mirror)
 	}
 	k.probes.manager.AddPod(pod) // probe its containers (a newer pod reaches existing workers)
-	// Volumes before containers: write (or refresh) every Secret/ConfigMap/projected volume.
-	if report, err := k.runtimeHelper.setUpVolumes(ctx, pod); err != nil {
-		for _, e := range report { // upstream's volume manager says the same, an Event per volume
-			k.recorder.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "%v", e)
+	// Volumes before containers: wait until the volume manager has set up every volume the
+	// containers mount (and asked for a refresh of Secret/ConfigMap/projected/downwardAPI files).
+	if err := k.volumeManager.WaitForAttachAndMount(ctx, pod); err != nil {
+		if !wait.Interrupted(err) { // a timeout or a stopping pod: the reconciler's Events told why
+			k.recorder.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "Unable to attach or mount volumes: %v", err)
 		}
 		return false, err
 	}

@@ -24,10 +24,11 @@
 // Each turn of a worker (syncOnce) takes the pending update — updates that arrive while it works
 // coalesce into one — waits for Cache.GetNewerThan(lastSync), so it never acts on a runtime status
 // older than its own last sync, and calls the sync function of its state. A failed sync makes the
-// pod due again after BackOffPeriod (or after a RetryAfterError's own delay), a successful one
+// pod due again after BackOffPeriod, a successful one
 // after ResyncInterval; the syncLoop asks DuePods every second (upstream: the work queue drained
 // on syncCh). A failed sync is logged at Error level, as upstream's "Error syncing pod", except a
-// sync cut short by cancellation and a quiet RetryAfterError (an expected wait), at V(2).
+// sync cut short by cancellation, at V(2). A pod waiting for its volumes waits inside SyncPod
+// (the volume manager's WaitForAttachAndMount), not by failing.
 //
 // A pod known only from the runtime — an orphan housekeeping found running, with no desired pod
 // behind it — comes as a SyncPodKill with RunningPod: its worker starts terminating, calls

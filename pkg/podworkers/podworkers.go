@@ -106,9 +106,12 @@ type podStatus struct {
 	restartRequested bool
 	pending          *UpdatePodOptions
 	working          bool
-	nextSync         time.Time // when the pod is due for a resync (work queue)
-	lastSync         time.Time // when the last sync started: the next waits for a newer cache entry
-	notify           chan struct{}
+	// cancel ends the context of the running sync: a pod that must stop does not wait for a
+	// SyncPod blocked on its volumes (upstream podSyncStatus.cancelFn).
+	cancel   context.CancelFunc
+	nextSync time.Time // when the pod is due for a resync (work queue)
+	lastSync time.Time // when the last sync started: the next waits for a newer cache entry
+	notify   chan struct{}
 }
 
 // PodWorkers runs one goroutine per pod UID. Create it with New, then Run it.
@@ -187,6 +190,9 @@ func (p *PodWorkers) UpdatePod(update UpdatePodOptions) {
 		st.restartRequested = true
 	}
 	if next := nextState(st.state, update); next != st.state {
+		if st.state == Syncing && st.cancel != nil {
+			st.cancel() // the running SyncPod gives up: the pod is to stop
+		}
 		st.state = next
 		st.gracePeriod = gracePeriodFor(update.Pod, update.GracePeriodOverride)
 		p.cfg.Journal.Record(next.String(), journal.Pod(update.Pod), map[string]string{"updateType": update.UpdateType.String(), "gracePeriod": strconv.FormatInt(st.gracePeriod, 10)})
@@ -234,10 +240,13 @@ func (p *PodWorkers) syncOnce(uid types.UID, st *podStatus) {
 		return
 	}
 	st.working = true
+	syncCtx, cancel := context.WithCancel(p.ctx)
+	defer cancel()
+	st.cancel = cancel
 	p.mu.Unlock()
 
 	logger := klog.FromContext(p.ctx).WithValues("pod", klog.KObj(pod), "podUID", uid, "state", state)
-	ctx := klog.NewContext(p.ctx, logger)
+	ctx := klog.NewContext(syncCtx, logger)
 	start := p.cfg.Clock.Now()
 	var status *kubecontainer.PodStatus
 	var err error
@@ -275,16 +284,12 @@ func (p *PodWorkers) syncOnce(uid types.UID, st *podStatus) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st.working = false
+	st.working, st.cancel = false, nil
 	// The next sync must see a runtime status taken after this one ended, not one taken while it
 	// ran (which may miss a container it just started), as upstream's lastSyncTime.
 	st.lastSync = p.cfg.Clock.Now()
 	if err != nil {
 		retryIn := p.cfg.BackOffPeriod
-		var soon *RetryAfterError
-		if errors.As(err, &soon) {
-			retryIn = soon.After
-		}
 		logSyncError(logger, err, retryIn, p.ctx.Err() != nil)
 		st.nextSync = start.Add(retryIn)
 		return

@@ -32,8 +32,6 @@ type recorder struct {
 	called   chan string
 	// failTerminating makes this many SyncTerminatingPod calls fail.
 	failTerminating int
-	// retryAfter, when set, makes SyncPod fail with a RetryAfterError of this delay.
-	retryAfter time.Duration
 }
 
 func newRecorder() *recorder { return &recorder{called: make(chan string, 100)} }
@@ -54,9 +52,6 @@ func (r *recorder) SyncPod(_ context.Context, t UpdateType, pod, _ *corev1.Pod, 
 	defer r.mu.Unlock()
 	if r.fail {
 		return false, errors.New("injected")
-	}
-	if r.retryAfter > 0 {
-		return false, fmt.Errorf("set up volumes: %w", &RetryAfterError{Err: errors.New("token forbidden"), After: r.retryAfter})
 	}
 	return r.terminal, nil
 }
@@ -257,25 +252,6 @@ func TestDuePodsBackoffAndResync(t *testing.T) {
 	clk.Step(time.Second)
 	if due := w.DuePods(); len(due) != 1 {
 		t.Errorf("not due after the resync interval")
-	}
-}
-
-// A sync that fails with a RetryAfterError (wrapped) is due again after its delay, not after the
-// 10 s back-off.
-func TestRetryAfterErrorSetsTheRetry(t *testing.T) {
-	r := newRecorder()
-	r.retryAfter = 500 * time.Millisecond
-	w, clk := newWorkers(t, r)
-	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("v", "1")})
-	expect(t, r, "sync:create:1")
-	waitIdle(t, w, "v")
-	clk.Step(499 * time.Millisecond)
-	if due := w.DuePods(); len(due) != 0 {
-		t.Fatalf("due before the error's delay: %v", due)
-	}
-	clk.Step(time.Millisecond)
-	if due := w.DuePods(); len(due) != 1 {
-		t.Fatalf("not due after the error's delay (500 ms)")
 	}
 }
 
@@ -486,7 +462,7 @@ func TestUpdatesBeforeRunWaitForRun(t *testing.T) {
 }
 
 // A failed sync is logged by upstream's rule (pod_workers.go): at Error level, except a sync cut
-// short by cancellation (V(2)); and, as no Event reports it either, a quiet wait (V(2)).
+// short by cancellation (V(2)).
 func TestLogSyncErrorLevels(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -496,8 +472,6 @@ func TestLogSyncErrorLevels(t *testing.T) {
 		wantMsg  string
 	}{
 		{"a failure", errors.New("CrashLoopBackOff"), false, ktesting.LogError, "Error syncing pod; will retry"},
-		{"a volume that fails", &RetryAfterError{Err: errors.New(`secret "s" not found`), After: time.Second}, false, ktesting.LogError, "Error syncing pod; will retry"},
-		{"a quiet wait", fmt.Errorf("set up volumes: %w", &RetryAfterError{Err: errors.New("forbidden"), After: time.Second, Quiet: true}), false, ktesting.LogInfo, "Sync waiting; will retry"},
 		{"cancelled", fmt.Errorf("start container: %w", context.Canceled), false, ktesting.LogInfo, "Sync exited with context cancellation error"},
 		{"the pod workers stopping", errors.New("rpc error: code = Canceled"), true, ktesting.LogInfo, "Sync exited with context cancellation error"},
 	}
@@ -518,4 +492,29 @@ func TestLogSyncErrorLevels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitingSyncer's SyncPod blocks until its context ends, as SyncPod does while it waits for a
+// volume that cannot be mounted.
+type waitingSyncer struct {
+	*recorder
+	started chan struct{}
+}
+
+func (s waitingSyncer) SyncPod(ctx context.Context, _ UpdateType, _, _ *corev1.Pod, _ *kubecontainer.PodStatus) (bool, error) {
+	s.started <- struct{}{}
+	<-ctx.Done()
+	s.record("sync cancelled")
+	return false, ctx.Err()
+}
+
+// Upstream's UpdatePod cancels the running sync's context when the pod must stop
+// (podSyncStatus.cancelFn): a pod deleted while SyncPod waits for its volumes stops at once.
+func TestKillCancelsRunningSync(t *testing.T) {
+	s := waitingSyncer{recorder: newRecorder(), started: make(chan struct{}, 1)}
+	w, _ := newWorkers(t, s)
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod("a", "1")})
+	<-s.started
+	w.UpdatePod(UpdatePodOptions{UpdateType: SyncPodKill, Pod: pod("a", "2")})
+	expect(t, s.recorder, "sync cancelled", "terminating", "terminated")
 }

@@ -17,7 +17,8 @@
 //
 // # The loop: there is none of our own
 //
-//	pod sync (every syncFrequency and on every event) → Projector.SetUpPod
+//	pod sync (every syncFrequency and on every event) → WaitForAttachAndMount asks for a remount
+//	  → the volume manager's reconciler → Projector.SetUpVolume
 //	  → GetServiceAccountToken: cached and fresh? → the cached token
 //	                            otherwise        → POST serviceaccounts/<sa>/token → cache it
 //	  → atomic writer: the bytes changed? → a new ..data directory, the token file swapped

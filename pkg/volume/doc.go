@@ -1,7 +1,8 @@
 // Package volume projects Secrets, ConfigMaps and downward API data into a pod's directories,
 // and computes containers' environment variables from the same sources. It plays the part of
-// the kubelet's volume manager for the volume types that carry API data, without mounts: the
-// directories it writes are bind-mounted into containers by the runtime.
+// the plugins of the kubelet's volume manager (pkg/volumemanager) for the volume types that carry
+// API data, emptyDir and hostPath, without mounts: the directories it writes are bind-mounted into
+// containers by the runtime.
 //
 // Upstream counterparts (k8s.io/kubernetes v1.36):
 //
@@ -25,7 +26,7 @@
 //
 // # On disk
 //
-// SetUpPod writes each volume to <root>/pods/<uid>/volumes/<plugin>/<name>/, with upstream's
+// SetUpVolume writes each volume to <root>/pods/<uid>/volumes/<plugin>/<name>/, with upstream's
 // plugin directory names (kubernetes.io~secret, ~configmap, ~projected, ~downward-api,
 // ~empty-dir). Inside a secret volume with keys "username" and "tls/ca.crt":
 //
@@ -58,7 +59,7 @@
 // learn of updates.
 //
 // Writing the payload that is already on disk (same paths, bytes and modes) creates nothing,
-// so SetUpPod can run on every pod sync and only touches volumes whose objects changed. A
+// so SetUpVolume can run after every pod sync and only touches volumes whose objects changed. A
 // service account token changes when the token manager refreshes it (at 80 % of its TTL): the
 // next sync swaps the kube-api-access volume's ..data, and the token file is replaced whole.
 //
@@ -76,7 +77,8 @@
 // # Invariants
 //
 //   - Payload functions are pure; only Projector and AtomicWriter touch the filesystem.
-//   - Calls for the same volume directory must not overlap (one pod worker per pod).
+//   - Calls for the same volume directory must not overlap (the volume manager runs one operation
+//     per volume at a time).
 //   - A pod UID or volume name that is not a single path element is refused before any path is
 //     built, so CleanupPod can never remove more than one pod's directory.
 //
@@ -93,10 +95,10 @@
 // is handed over as its checked path too.
 // A token file always takes the volume's defaultMode (upstream: 0600 when the pod sets fsGroup,
 // then chowned). clusterTrustBundle, podCertificate and fileKeyRef are errors; resourceFieldRef
-// works in env, not yet in volumes. hostPath (host_path.go) hands the node's path to the runtime
+// works in env and in downwardAPI and projected volumes. hostPath (host_path.go) hands the node's path to the runtime
 // as upstream does — with the fake runtime too, whose containers then read and write that host
 // path: as on a real node, only trusted pods should get one (PodSecurity "baseline" forbids it).
-// Volume types other than secret, configMap, projected, downwardAPI, emptyDir and hostPath are
-// skipped. status.podIPs is not re-sorted by the node's IP family
+// SetUpVolume refuses other volume types (the volume manager reports them as not supported, or
+// hands hostPath and local PersistentVolumes to its own plugins). status.podIPs is not re-sorted by the node's IP family
 // (upstream sortPodIPs). Mode changes are detected (upstream compares bytes only).
 package volume

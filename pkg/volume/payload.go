@@ -80,12 +80,14 @@ func makePayload(items []corev1.KeyToPath, data map[string][]byte, defaultMode i
 }
 
 // DownwardAPIPayload is upstream downwardapi.CollectData for a downwardAPI volume: one file per
-// item with the value of its fieldRef (see podFieldValue).
-func DownwardAPIPayload(vol *corev1.DownwardAPIVolumeSource, pod *corev1.Pod) (map[string]FileProjection, error) {
-	return downwardAPIItems(vol.Items, pod, modeOr(vol.DefaultMode, corev1.DownwardAPIVolumeSourceDefaultMode))
+// item with the value of its fieldRef (see podFieldValue) or its resourceFieldRef (a container's
+// request or limit, a limit it does not set read from the pod-level limit or allocatable, the
+// node's allocatable: see resourceFieldValue).
+func DownwardAPIPayload(vol *corev1.DownwardAPIVolumeSource, pod *corev1.Pod, allocatable corev1.ResourceList) (map[string]FileProjection, error) {
+	return downwardAPIItems(vol.Items, pod, modeOr(vol.DefaultMode, corev1.DownwardAPIVolumeSourceDefaultMode), allocatable)
 }
 
-func downwardAPIItems(items []corev1.DownwardAPIVolumeFile, pod *corev1.Pod, defaultMode int32) (map[string]FileProjection, error) {
+func downwardAPIItems(items []corev1.DownwardAPIVolumeFile, pod *corev1.Pod, defaultMode int32, allocatable corev1.ResourceList) (map[string]FileProjection, error) {
 	payload := make(map[string]FileProjection, len(items))
 	var errs []error
 	for _, item := range items {
@@ -99,9 +101,17 @@ func downwardAPIItems(items []corev1.DownwardAPIVolumeFile, pod *corev1.Pod, def
 			}
 			value = v
 		case item.ResourceFieldRef != nil:
-			// Upstream falls back to the node's allocatable for unset limits; we do not track it.
-			errs = append(errs, fmt.Errorf("downward API item %q: resourceFieldRef is not supported by minikubelet", item.Path))
-			continue
+			// In a volume a resourceFieldRef must name its container (API validation).
+			if item.ResourceFieldRef.ContainerName == "" {
+				errs = append(errs, fmt.Errorf("downward API item %q: resourceFieldRef must name a containerName in a volume", item.Path))
+				continue
+			}
+			v, err := resourceFieldValue(item.ResourceFieldRef, pod, nil, allocatable)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("downward API item %q: %w", item.Path, err))
+				continue
+			}
+			value = v
 		}
 		payload[filepath.Clean(item.Path)] = FileProjection{Data: []byte(value), Mode: modeOr(item.Mode, defaultMode)}
 	}
@@ -126,7 +136,7 @@ func ProjectedPayload(vol *corev1.ProjectedVolumeSource,
 	getSecret func(name string) (*corev1.Secret, error),
 	getConfigMap func(name string) (*corev1.ConfigMap, error),
 	getToken func(serviceAccount string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error),
-	pod *corev1.Pod) (map[string]FileProjection, error) {
+	pod *corev1.Pod, allocatable corev1.ResourceList) (map[string]FileProjection, error) {
 	defaultMode := modeOr(vol.DefaultMode, corev1.ProjectedVolumeSourceDefaultMode)
 	payload := make(map[string]FileProjection)
 	var errs []error
@@ -159,7 +169,7 @@ func ProjectedPayload(vol *corev1.ProjectedVolumeSource,
 				}, cm)
 			}
 		case src.DownwardAPI != nil:
-			part, err = downwardAPIItems(src.DownwardAPI.Items, pod, defaultMode)
+			part, err = downwardAPIItems(src.DownwardAPI.Items, pod, defaultMode, allocatable)
 		case src.ServiceAccountToken != nil:
 			part, err = tokenPayload(src.ServiceAccountToken, pod, defaultMode, getToken)
 		case src.ClusterTrustBundle != nil:

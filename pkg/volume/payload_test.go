@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -211,6 +212,21 @@ func TestDownwardAPIPayload(t *testing.T) {
 			want: map[string]FileProjection{"meta/name": fp("web", 0o600)},
 		},
 		{
+			name: "resourceFieldRef: a request, a limit, an unset limit from the node's allocatable (upstream CollectData)",
+			vol: corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "cpu_request", ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "app", Resource: "requests.cpu", Divisor: resource.MustParse("1m")}},
+				{Path: "memory_limit", ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "app", Resource: "limits.memory", Divisor: resource.MustParse("1Mi")}},
+				{Path: "cpu_limit", ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "app", Resource: "limits.cpu"}},
+			}},
+			want: map[string]FileProjection{"cpu_request": fp("250", 0o644), "memory_limit": fp("64", 0o644), "cpu_limit": fp("3", 0o644)},
+		},
+		{
+			name: "resourceFieldRef to a container the pod does not have",
+			vol: corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "x", ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "nope", Resource: "limits.cpu"}}}},
+			wantErr: `downward API item "x": container nope not found`,
+		},
+		{
 			name:    "an unsupported field is an error",
 			vol:     corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{item("x", "status.phase")}},
 			wantErr: `downward API item "x": unsupported fieldPath: status.phase`,
@@ -218,7 +234,12 @@ func TestDownwardAPIPayload(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := DownwardAPIPayload(&tc.vol, testPod())
+			pod := testPod()
+			pod.Spec.Containers = []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}}}
+			allocatable := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}
+			got, err := DownwardAPIPayload(&tc.vol, pod, allocatable)
 			checkPayload(t, got, err, tc.want, tc.wantErr)
 		})
 	}
@@ -314,13 +335,13 @@ func TestProjectedPayload(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ProjectedPayload(&tc.vol, getSecret, getConfigMap, getToken, testPod())
+			got, err := ProjectedPayload(&tc.vol, getSecret, getConfigMap, getToken, testPod(), nil)
 			checkPayload(t, got, err, tc.want, tc.wantErr)
 		})
 	}
 	noSA := testPod()
 	noSA.Spec.ServiceAccountName = ""
-	_, err := ProjectedPayload(&corev1.ProjectedVolumeSource{Sources: kubeAPIAccess}, getSecret, getConfigMap, getToken, noSA)
+	_, err := ProjectedPayload(&corev1.ProjectedVolumeSource{Sources: kubeAPIAccess}, getSecret, getConfigMap, getToken, noSA, nil)
 	if err == nil || !strings.Contains(err.Error(), "names no service account") {
 		t.Errorf("a pod without serviceAccountName: error %v, want advice", err)
 	}

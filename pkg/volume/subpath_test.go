@@ -212,7 +212,7 @@ func TestSubPathConfigMapKeyIsPinned(t *testing.T) {
 	c := &pod.Spec.Containers[0]
 	cfg := MountConfig{PodDir: filepath.Join(root, "pods", string(pod.UID))}
 
-	dirs, err := p.SetUpPod(ctx, pod)
+	dirs, err := setUpPod(ctx, p, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestSubPathConfigMapKeyIsPinned(t *testing.T) {
 	objs.mu.Lock()
 	objs.configMaps["shop/app"] = &corev1.ConfigMap{Data: map[string]string{"app.conf": "debug=false"}}
 	objs.mu.Unlock()
-	if _, err := p.SetUpPod(ctx, pod); err != nil {
+	if _, err := setUpPod(ctx, p, pod); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, filepath.Join(dirs["config"], "app.conf")); got != "debug=false" {

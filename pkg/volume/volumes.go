@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
@@ -41,16 +40,20 @@ type Config struct {
 	// the kubelet: the token manager, which caches it and requests a new one at 80 % of its
 	// TTL). It may block on the API server; the caller must not modify the result. Required.
 	GetServiceAccountToken func(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
+	// NodeAllocatable is the node's allocatable: a downward API resourceFieldRef to a limit the
+	// container does not set reads it (upstream GetNodeAllocatable). Optional.
+	NodeAllocatable corev1.ResourceList
 	// Clock stamps the hidden data directories. nil means the real clock.
 	Clock clock.PassiveClock
 }
 
 // Projector writes a pod's API-data volumes (secret, configMap, projected, downwardAPI) and
-// creates its emptyDirs. It is a volume manager without mounts: upstream's
-// volumemanager + the secret/configmap/projected/downwardapi/empty_dir plugins.
+// creates its emptyDirs: upstream's secret/configmap/projected/downwardapi/empty_dir plugins,
+// which pkg/volumemanager's reconciler calls.
 //
-// SetUpPod and CleanupPod for one pod must not overlap (one pod worker per pod guarantees it);
-// calls for different pods may run concurrently.
+// Calls for one volume must not overlap (the reconciler runs one operation per volume at a
+// time), and CleanupPod runs only once none of the pod's volumes is set up; calls for different
+// volumes may run concurrently.
 type Projector struct {
 	cfg    Config
 	writer AtomicWriter
@@ -70,40 +73,33 @@ func New(cfg Config) (*Projector, error) {
 	return &Projector{cfg: cfg, writer: AtomicWriter{Clock: cfg.Clock}}, nil
 }
 
-// SetUpPod writes every volume of the pod it handles and returns volume name → host directory.
-// Calling it again (on every pod sync) rewrites only volumes whose objects changed, atomically.
-// A volume that fails does not stop the others: the map holds those that succeeded, and the
-// error names each failure as upstream's events do:
+// Handles reports whether SetUpVolume knows the volume's type: secret, configMap, projected,
+// downwardAPI, emptyDir or hostPath. The volume manager matches its plugins with it.
+func Handles(vol *corev1.Volume) bool {
+	return vol.Secret != nil || vol.ConfigMap != nil || vol.Projected != nil || vol.DownwardAPI != nil ||
+		vol.EmptyDir != nil || vol.HostPath != nil
+}
+
+// RequiresRemount reports whether the volume's content follows API objects (secret, configMap,
+// projected, downwardAPI), so SetUpVolume must run again on every pod sync to bring a changed
+// Secret, ConfigMap, label or refreshed token into its files (upstream: the plugins'
+// RequiresRemount).
+func RequiresRemount(vol *corev1.Volume) bool {
+	return vol.Secret != nil || vol.ConfigMap != nil || vol.Projected != nil || vol.DownwardAPI != nil
+}
+
+// SetUpVolume sets up one volume of the pod and returns its host directory: writes an API-data
+// volume, makes an emptyDir, checks a hostPath. Calling it again (on every pod sync) rewrites
+// only what changed, atomically. The volume manager's reconciler calls it, one volume at a time,
+// and names a failure as upstream's events do:
 //
 //	MountVolume.SetUp failed for volume "creds" : secret "db-pass" not found
 //
-// Volume types other than secret, configMap, projected, downwardAPI, emptyDir and hostPath are skipped
-// (logged at V(2)) and have no entry in the map.
-func (p *Projector) SetUpPod(ctx context.Context, pod *corev1.Pod) (map[string]string, error) {
-	logger := klog.FromContext(ctx)
+// A type Handles refuses is an error.
+func (p *Projector) SetUpVolume(ctx context.Context, pod *corev1.Pod, vol *corev1.Volume) (string, error) {
 	if err := checkPathElement("pod UID", string(pod.UID)); err != nil {
-		return nil, err
+		return "", err
 	}
-	dirs := make(map[string]string, len(pod.Spec.Volumes))
-	var errs []error
-	for i := range pod.Spec.Volumes {
-		vol := &pod.Spec.Volumes[i]
-		dir, err := p.setUpVolume(ctx, pod, vol)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", vol.Name, err)) // upstream's spacing
-			continue
-		}
-		if dir == "" {
-			logger.V(2).Info("Skipping volume of a type minikubelet does not handle", "pod", klog.KObj(pod), "volume", vol.Name)
-			continue
-		}
-		dirs[vol.Name] = dir
-	}
-	return dirs, utilerrors.NewAggregate(errs)
-}
-
-// setUpVolume sets up one volume and returns its host directory, or "" for a type we skip.
-func (p *Projector) setUpVolume(ctx context.Context, pod *corev1.Pod, vol *corev1.Volume) (string, error) {
 	if err := checkPathElement("volume name", vol.Name); err != nil {
 		return "", err
 	}
@@ -148,14 +144,14 @@ func (p *Projector) setUpVolume(ctx context.Context, pod *corev1.Pod, vol *corev
 			func(sa string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 				return p.cfg.GetServiceAccountToken(ctx, pod.Namespace, sa, tr)
 			},
-			pod)
+			pod, p.cfg.NodeAllocatable)
 	case vol.DownwardAPI != nil:
 		plugin = DownwardAPIPluginDir
-		payload, err = DownwardAPIPayload(vol.DownwardAPI, pod)
+		payload, err = DownwardAPIPayload(vol.DownwardAPI, pod, p.cfg.NodeAllocatable)
 	case vol.HostPath != nil:
 		return setUpHostPath(vol.HostPath) // host_path.go: the node's own path, nothing written
 	default:
-		return "", nil
+		return "", fmt.Errorf("volume %q: its type is none of secret, configMap, projected, downwardAPI, emptyDir and hostPath", vol.Name)
 	}
 	if err != nil {
 		return "", err
@@ -176,6 +172,37 @@ func (p *Projector) setUpVolume(ctx context.Context, pod *corev1.Pod, vol *corev
 		klog.FromContext(ctx).V(2).Info("Volume contents updated", "pod", klog.KObj(pod), "volume", vol.Name, "plugin", plugin, "files", len(payload))
 	}
 	return dir, nil
+}
+
+// TearDownVolume removes what SetUpVolume made for the volume: the directory of an API-data
+// volume or an emptyDir (upstream: the plugins' TearDownAt). A hostPath is the node's own path
+// and stays. A missing directory is not an error.
+func (p *Projector) TearDownVolume(uid types.UID, vol *corev1.Volume) error {
+	if err := checkPathElement("pod UID", string(uid)); err != nil {
+		return err
+	}
+	if err := checkPathElement("volume name", vol.Name); err != nil {
+		return err
+	}
+	var plugin string
+	switch {
+	case vol.EmptyDir != nil:
+		plugin = EmptyDirPluginDir
+	case vol.Secret != nil:
+		plugin = SecretPluginDir
+	case vol.ConfigMap != nil:
+		plugin = ConfigMapPluginDir
+	case vol.Projected != nil:
+		plugin = ProjectedPluginDir
+	case vol.DownwardAPI != nil:
+		plugin = DownwardAPIPluginDir
+	default:
+		return nil
+	}
+	if err := os.RemoveAll(p.podVolumeDir(uid, plugin, vol.Name)); err != nil {
+		return fmt.Errorf("remove volume %q of pod %s: %w", vol.Name, uid, err)
+	}
+	return nil
 }
 
 // CleanupPod removes <root>/pods/<uid> with all its volumes. Call it once the pod's
@@ -215,7 +242,7 @@ type Mount struct {
 	ReadOnly      bool
 }
 
-// Mounts maps the container's volumeMounts to host paths (from SetUpPod), in order. Mounts of
+// Mounts maps the container's volumeMounts to host paths (from SetUpVolume), in order. Mounts of
 // volumes with no host directory are left out. As upstream makeMounts, API-data volumes (secret,
 // configMap, projected, downwardAPI) are always read-only. A mount with subPath or subPathExpr
 // gets the file or directory it names inside the volume (subpath.go); its error is the

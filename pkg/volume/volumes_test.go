@@ -3,6 +3,7 @@ package volume
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,13 +99,13 @@ func shopObjects() *apiObjects {
 
 // Upstream layout: <root>/pods/<uid>/volumes/<escaped plugin name>/<volume name>, one
 // directory per handled volume; other types (hostPath here) are not ours.
-func TestSetUpPodWritesVolumes(t *testing.T) {
+func TestSetUpVolumeWritesVolumes(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	objs := shopObjects()
 	p, root := newProjector(t, objs)
 	pod := volumePod()
 
-	dirs, err := p.SetUpPod(ctx, pod)
+	dirs, err := setUpPod(ctx, p, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,16 +150,16 @@ func TestSetUpPodWritesVolumes(t *testing.T) {
 	}
 }
 
-// The kubelet calls SetUpPod on every sync: unchanged objects leave the volume alone, a
+// The volume manager calls SetUpVolume after every sync: unchanged objects leave the volume alone, a
 // changed object is projected (upstream: secrets and configmaps in volumes are eventually
 // updated; env variables are not), and so is a refreshed service account token.
-func TestSetUpPodRefreshesChangedObjects(t *testing.T) {
+func TestSetUpVolumeRefreshesChangedObjects(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	objs := shopObjects()
 	p, _ := newProjector(t, objs)
 	pod := volumePod()
 
-	dirs, err := p.SetUpPod(ctx, pod)
+	dirs, err := setUpPod(ctx, p, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestSetUpPodRefreshesChangedObjects(t *testing.T) {
 	}
 	credsBefore, configBefore, tokenBefore := dataDirOf("creds"), dataDirOf("config"), dataDirOf("kube-api-access-x1")
 
-	if _, err := p.SetUpPod(ctx, pod); err != nil {
+	if _, err := setUpPod(ctx, p, pod); err != nil {
 		t.Fatal(err)
 	}
 	if dataDirOf("kube-api-access-x1") != tokenBefore {
@@ -183,7 +184,7 @@ func TestSetUpPodRefreshesChangedObjects(t *testing.T) {
 	objs.secrets["shop/db-pass"] = &corev1.Secret{Data: map[string][]byte{"password": []byte("rotated"), "user": []byte("admin")}}
 	objs.token = "jwt-2" // the token manager refreshed it
 	objs.mu.Unlock()
-	if _, err := p.SetUpPod(ctx, pod); err != nil {
+	if _, err := setUpPod(ctx, p, pod); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, filepath.Join(dirs["creds"], "password")); got != "rotated" {
@@ -206,7 +207,7 @@ func TestSetUpPodRefreshesChangedObjects(t *testing.T) {
 // Upstream: a volume that cannot be set up fails the pod's sync with "MountVolume.SetUp failed
 // for volume ..."; the other volumes are still set up, and an optional one that is missing
 // becomes an empty volume.
-func TestSetUpPodErrors(t *testing.T) {
+func TestSetUpVolumeErrors(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	p, _ := newProjector(t, shopObjects())
 	pod := volumePod()
@@ -215,7 +216,7 @@ func TestSetUpPodErrors(t *testing.T) {
 		corev1.Volume{Name: "maybe", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "nope", Optional: ptr.To(true)}}},
 	)
 
-	dirs, err := p.SetUpPod(ctx, pod)
+	dirs, err := setUpPod(ctx, p, pod)
 	if err == nil || err.Error() != `MountVolume.SetUp failed for volume "missing" : secret "nope" not found` {
 		t.Fatalf("error = %v, want the missing Secret named", err)
 	}
@@ -231,7 +232,7 @@ func TestSetUpPodErrors(t *testing.T) {
 
 	bad := testPod()
 	bad.UID = ".."
-	if _, err := p.SetUpPod(ctx, bad); err == nil {
+	if _, err := p.SetUpVolume(ctx, bad, &corev1.Volume{Name: "x", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}); err == nil {
 		t.Error("a pod UID of \"..\" was accepted")
 	}
 }
@@ -243,7 +244,7 @@ func TestCleanupPod(t *testing.T) {
 	a, b := volumePod(), volumePod()
 	b.UID = "uid-2"
 	for _, pod := range []*corev1.Pod{a, b} {
-		if _, err := p.SetUpPod(ctx, pod); err != nil {
+		if _, err := setUpPod(ctx, p, pod); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -304,4 +305,25 @@ func TestMounts(t *testing.T) {
 	if got, err := Mounts(pod, c, dirs, MountConfig{}); err != nil || !slices.Equal(got, want) {
 		t.Errorf("Mounts = %v,\n  %+v\nwant\n  %+v", err, got, want)
 	}
+}
+
+// setUpPod sets up every volume of the pod that Handles, as the volume manager's reconciler
+// does one by one, and returns volume name → directory and the failures named as upstream's
+// events name them.
+func setUpPod(ctx context.Context, p *Projector, pod *corev1.Pod) (map[string]string, error) {
+	dirs := map[string]string{}
+	var errs []error
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		if !Handles(vol) || vol.HostPath != nil {
+			continue
+		}
+		dir, err := p.SetUpVolume(ctx, pod, vol)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", vol.Name, err))
+			continue
+		}
+		dirs[vol.Name] = dir
+	}
+	return dirs, errors.Join(errs...)
 }

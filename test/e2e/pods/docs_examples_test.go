@@ -953,7 +953,7 @@ spec:
       - secret: {name: user}
       - secret: {name: pass}`,
 		expect: []expect{execHas("test-projected-volume", "", "^password.txt\nusername.txt\n$", "ls", "/projected-volume/")}},
-	{name: "volume-test", page: "concepts/storage/projected-volumes", cannot: resourceFieldInVolume, yaml: `
+	{name: "volume-test", page: "concepts/storage/projected-volumes", yaml: `
 apiVersion: v1
 kind: Pod
 metadata: {name: volume-test, labels: {app: volume-test}}
@@ -976,8 +976,7 @@ spec:
       - configMap: {name: myconfigmap, items: [{key: config, path: my-group/my-config}]}`,
 		expect: []expect{execHas("volume-test", "", "^cpu_limit\nlabels\nmy-group\n$", "ls", "/projected-volume"),
 			execHas("volume-test", "", "^my-username$", "cat", "/projected-volume/my-group/my-username"),
-			execHas("volume-test", "", `^app="volume-test"$`, "cat", "/projected-volume/labels")},
-		instead: []expect{failedMount("volume-test", `downward API item "cpu_limit": resourceFieldRef is not supported by minikubelet`)}},
+			execHas("volume-test", "", `^app="volume-test"$`, "cat", "/projected-volume/labels")}},
 	{name: "sa-token-test", page: "tasks/configure-pod-container/configure-service-account", yaml: `
 apiVersion: v1
 kind: Pod
@@ -1027,7 +1026,7 @@ spec:
 		expect: []expect{logHas("kubernetes-downwardapi-volume-example", "", `^\n\ncluster="test-cluster1"\nrack="rack-22"\nzone="us-est-coast"\n\nbuild="two"\nbuilder="john-doe"`),
 			execHas("kubernetes-downwardapi-volume-example", "", `^cluster="test-cluster1"\nrack="rack-22"\nzone="us-est-coast"$`, "cat", "/etc/podinfo/labels"),
 			execHas("kubernetes-downwardapi-volume-example", "", "(?m)^annotations\nlabels$", "ls", "/etc/podinfo")}},
-	{name: "kubernetes-downwardapi-volume-example-2", page: "tasks/inject-data-application/downward-api-volume-expose-pod-information", cannot: resourceFieldInVolume, yaml: `
+	{name: "kubernetes-downwardapi-volume-example-2", page: "tasks/inject-data-application/downward-api-volume-expose-pod-information", yaml: `
 apiVersion: v1
 kind: Pod
 metadata: {name: kubernetes-downwardapi-volume-example-2}
@@ -1060,8 +1059,7 @@ spec:
       - {path: cpu_request, resourceFieldRef: {containerName: client-container, resource: requests.cpu, divisor: 1m}}
       - {path: mem_limit, resourceFieldRef: {containerName: client-container, resource: limits.memory, divisor: 1Mi}}
       - {path: mem_request, resourceFieldRef: {containerName: client-container, resource: requests.memory, divisor: 1Mi}}`,
-		expect:  []expect{logHas("kubernetes-downwardapi-volume-example-2", "", `^\n\n250\n125\n64\n32\n`)},
-		instead: []expect{failedMount("kubernetes-downwardapi-volume-example-2", `downward API item "cpu_limit": resourceFieldRef is not supported by minikubelet`)}},
+		expect: []expect{logHas("kubernetes-downwardapi-volume-example-2", "", `^\n\n250\n125\n64\n32\n`)}},
 	{name: "shell-demo", page: "tasks/debug/debug-application/get-shell-running-container", yaml: `
 apiVersion: v1
 kind: Pod
@@ -1076,10 +1074,6 @@ spec:
 		expect: []expect{execHas("shell-demo", "", "^$", "sh", "-c", "echo Hello shell demo > /usr/share/nginx/html/index.html"),
 			execHas("shell-demo", "", "^Hello shell demo\n$", "curl", "http://localhost/")}},
 }
-
-// resourceFieldInVolume is why the downward API volume examples that read a container's
-// resources cannot run: minikubelet's volumes (pkg/volume) resolve resourceFieldRef in env only.
-const resourceFieldInVolume = "minikubelet resolves resourceFieldRef in env, not yet in downward API volume files (pkg/volume): the pod stays ContainerCreating with a FailedMount Event"
 
 // resourceExamples: memory and CPU requests and limits, and QoS classes.
 var resourceExamples = []docsExample{

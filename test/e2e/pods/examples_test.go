@@ -347,19 +347,6 @@ func answersPing(ref string) expect {
 // busyboxDate is busybox date's default format.
 const busyboxDate = `[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d UTC \d{4}`
 
-// failedMount expects a FailedMount Event for the pod whose message contains msg.
-func failedMount(ref, msg string) expect {
-	return expect{ref + " FailedMount: " + msg, func(e *exampleEnv) (bool, string) {
-		events := podEvents(e.t, e.ns, ref)
-		for _, ev := range events {
-			if strings.Contains(ev, "FailedMount") && strings.Contains(ev, msg) {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprint(events)
-	}}
-}
-
 // logLacks expects the container's log to have no line containing text (once it has one).
 func logLacks(ref, text string) expect {
 	return expect{fmt.Sprintf("%s's log lacks %q", ref, text), func(e *exampleEnv) (bool, string) {
