@@ -98,9 +98,12 @@
 // count (OutOfpods, maxPods), then cpu, memory, ephemeral-storage and the other resources its
 // effective requests name (pkg/cm PodRequests: init containers, sidecars, pod-level requests,
 // overhead) — OutOfcpu, "Node didn't have enough resource: cpu, requested: 5000, used: 100,
-// capacity: 1900". A rejected pod gets a Warning Event and a fresh Failed status, "Pod was
-// rejected: …", and no worker. Simplified: no node affinity, node name, host port, taint,
-// topology or shutdown admission; a pod's requests are its spec's (no resize).
+// capacity: 1900"; then its host ports (admission_ports.go): a (protocol, hostIP, hostPort) of
+// its containers or sidecars that another active pod holds (0.0.0.0 clashes with every address)
+// is NodePorts, "Predicate NodePorts failed: node(s) didn't have free ports for the requested
+// pod ports". A rejected pod gets a Warning Event and a fresh Failed status, "Pod was
+// rejected: …", and no worker. Simplified: no node affinity, node name, taint, topology or
+// shutdown admission; a pod's requests are its spec's (no resize).
 //
 // # Eviction (eviction.go)
 //
@@ -150,7 +153,7 @@
 //	lease_keeper.go       the lease-keeper step
 //	syncloop.go           syncLoop, syncLoopIteration, dispatch (upstream kubelet.go)
 //	pod_handlers.go       HandlePodAdditions, …Updates, …Removes, …Reconcile, …Syncs (kubelet.go)
-//	admission.go, admission_resources.go, sysctl.go   admission (lifecycle/predicate.go)
+//	admission.go, admission_resources.go, admission_ports.go, sysctl.go   admission (lifecycle/predicate.go)
 //	housekeeping.go       HandlePodCleanups (kubelet_pods.go)
 //	pod_sync.go           SyncPod, SyncTerminatingPod, SyncTerminatedPod, SyncTerminatingRuntimePod
 //	pod_status.go, pod_phase.go, active_deadline.go   the API status (kubelet_pods.go)
