@@ -72,7 +72,7 @@ func (k *Kubelet) admit(pod *corev1.Pod) admission {
 	var others []*corev1.Pod
 	for _, other := range k.activePods() {
 		if other.UID != pod.UID {
-			others = append(others, other)
+			others = append(others, k.allocatedPod(other)) // what it was given (pod_resize.go)
 		}
 	}
 	if a := admitResources(pod, others, k.allocatable); !a.admit {

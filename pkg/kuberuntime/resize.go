@@ -75,3 +75,18 @@ func (m *Manager) updateForSync(ctx context.Context, pod *corev1.Pod, status *ku
 		result.Changed = true
 	}
 }
+
+// ResizeInProgress reports whether a running regular container of pod does not yet have, in the
+// runtime, the cpu or memory the pod gives it (upstream: the PodResizeInProgress condition, set
+// from allocation until actuation). Pure.
+func ResizeInProgress(pod *corev1.Pod, status *kubecontainer.PodStatus) bool {
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		cs := status.FindContainer(c.Name)
+		if cs != nil && cs.State == runtimeapi.ContainerState_CONTAINER_RUNNING && cs.Hash == HashContainer(c) &&
+			resizeAction(pod, c, cs) != resizeNone {
+			return true
+		}
+	}
+	return false
+}
