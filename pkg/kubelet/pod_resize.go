@@ -15,6 +15,7 @@ package kubelet
 // PodResizeInProgress. Every other part of the kubelet sees the allocated pod, not the spec.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 
 	"github.com/minikubelet/minikubelet/pkg/atomicfile"
 )
@@ -256,4 +260,19 @@ func resizeEventMessage(pod *corev1.Pod, prefix, errMsg string) string {
 		return prefix
 	}
 	return prefix + ": " + string(data)
+}
+
+// refreshAfterResize reads the pod's status from the runtime after an in-place update and puts
+// it in the pod cache: a resize changes no container's state, so the PLEG would not notice it
+// and PodResizeInProgress would stay until the next resync (upstream: kubelet.go SyncPod's
+// pleg.UpdateCache while a resize is in progress). On error it returns the old status.
+func (k *Kubelet) refreshAfterResize(ctx context.Context, pod *corev1.Pod, old *kubecontainer.PodStatus) *kubecontainer.PodStatus {
+	now := k.clock.Now()
+	rs, err := k.containerRuntime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Cannot read the pod's status after a resize", "pod", klog.KObj(pod))
+		return old
+	}
+	k.podCache.Set(pod.UID, rs, nil, now)
+	return rs
 }

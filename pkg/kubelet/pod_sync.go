@@ -69,6 +69,10 @@ func (k *Kubelet) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mir
 	if result.Changed {
 		k.pleg.RelistSoon() // the next sync sees the started containers now, not at the next tick
 	}
+	if result.Resized { // no state changed: read the runtime again (pod_resize.go)
+		rs = k.refreshAfterResize(ctx, pod, rs)
+		k.statusManager.SetPodStatus(pod, generateAPIPodStatus(pod, rs, k.statusInputs(pod)))
+	}
 	if k.setReasons(pod.UID, result.ContainerErrors) { // show changed waiting reasons now, not at the next sync
 		k.statusManager.SetPodStatus(pod, generateAPIPodStatus(pod, rs, k.statusInputs(pod)))
 	}

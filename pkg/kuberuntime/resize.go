@@ -72,7 +72,7 @@ func (m *Manager) updateForSync(ctx context.Context, pod *corev1.Pod, status *ku
 				Message: fmt.Sprintf("failed to update resources of container %q: %v", c.Name, err)}
 			continue
 		}
-		result.Changed = true
+		result.Changed, result.Resized = true, true
 	}
 }
 
