@@ -28,9 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
-
 	"github.com/minikubelet/minikubelet/pkg/atomicfile"
+	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
 
 // allocationFile is the checkpoint's name under --root-dir (upstream's allocated_pods_state).
