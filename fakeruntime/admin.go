@@ -42,6 +42,10 @@ type ContainerState struct {
 	Attempt   uint32 `json:"attempt"`
 	State     string `json:"state"`
 	ExitCode  int32  `json:"exitCode"`
+	// CPUQuota and MemoryLimit are the container's cpu quota (µs per period) and memory limit
+	// (bytes) as last set by CreateContainer or UpdateContainerResources; 0: none.
+	CPUQuota    int64 `json:"cpuQuota,omitempty"`
+	MemoryLimit int64 `json:"memoryLimitBytes,omitempty"`
 }
 
 // adminError is the body of every failed admin call.
@@ -65,6 +69,7 @@ func (r *Runtime) Snapshot() State {
 		st.Containers = append(st.Containers, ContainerState{
 			ID: c.id, SandboxID: c.sandboxID, Name: c.config.GetMetadata().GetName(),
 			Attempt: c.config.GetMetadata().GetAttempt(), State: c.state.String(), ExitCode: c.exitCode,
+			CPUQuota: c.resources.GetLinux().GetCpuQuota(), MemoryLimit: c.resources.GetLinux().GetMemoryLimitInBytes(),
 		})
 	}
 	for _, img := range sorted(r.images) {

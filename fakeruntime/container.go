@@ -289,7 +289,10 @@ func (r *Runtime) containerStatusesLocked(sandboxID string) []*runtimeapi.Contai
 	return list(r.containers, func(c *container) bool { return c.sandboxID == sandboxID }, (*container).toStatus)
 }
 
-// UpdateContainerResources records the new resources; nothing is enforced.
+// UpdateContainerResources records the new resources (in-place resize) and applies them to the
+// on-paper model: a new cpu limit sets the burn rate from now on, a new memory limit is what the
+// next allocation step is checked against (a lower limit does not kill at once). The container's
+// status reports them.
 func (r *Runtime) UpdateContainerResources(_ context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

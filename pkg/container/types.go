@@ -24,6 +24,9 @@ type ContainerStatus struct {
 	ImageRef     string
 	Hash         uint64
 	RestartCount int
+	// Resources are the cpu and memory the runtime reports it applied (CRI ContainerStatus
+	// resources); nil when it reports none.
+	Resources *runtimeapi.LinuxContainerResources
 }
 
 // PodStatus is the runtime's view of one pod (upstream: kubecontainer.PodStatus): its sandboxes

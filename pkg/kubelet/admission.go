@@ -55,8 +55,8 @@ func admitOS(pod *corev1.Pod, nodeOS string) admission {
 // handler (the OS checks first, then the general predicates, the resources among them),
 // AppArmor, pod features, shutdown. minikubelet has the eviction manager's (pkg/eviction: no
 // BestEffort pod under MemoryPressure, no pod under other pressure; reason Evicted), the sysctls
-// (sysctl.go), the OS checks and the resources (admission_resources.go), fitted among the other
-// active pods (activePods, eviction.go).
+// (sysctl.go), the OS checks, the resources (admission_resources.go) and the host ports
+// (admission_ports.go), fitted among the other active pods (activePods, eviction.go).
 func (k *Kubelet) admit(pod *corev1.Pod) admission {
 	if k.evictionAdmit != nil {
 		if ok, msg := k.evictionAdmit(pod); !ok {
@@ -72,10 +72,13 @@ func (k *Kubelet) admit(pod *corev1.Pod) admission {
 	var others []*corev1.Pod
 	for _, other := range k.activePods() {
 		if other.UID != pod.UID {
-			others = append(others, other)
+			others = append(others, k.allocatedPod(other)) // what it was given (pod_resize.go)
 		}
 	}
-	return admitResources(pod, others, k.allocatable)
+	if a := admitResources(pod, others, k.allocatable); !a.admit {
+		return a
+	}
+	return admitHostPorts(pod, others)
 }
 
 // reject marks a pod the node will not run as Failed with a fresh status, and says why in a

@@ -101,9 +101,28 @@
 // count (OutOfpods, maxPods), then cpu, memory, ephemeral-storage and the other resources its
 // effective requests name (pkg/cm PodRequests: init containers, sidecars, pod-level requests,
 // overhead) — OutOfcpu, "Node didn't have enough resource: cpu, requested: 5000, used: 100,
-// capacity: 1900". A rejected pod gets a Warning Event and a fresh Failed status, "Pod was
-// rejected: …", and no worker. Simplified: no node affinity, node name, host port, taint,
-// topology or shutdown admission; a pod's requests are its spec's (no resize).
+// capacity: 1900"; then its host ports (admission_ports.go): a (protocol, hostIP, hostPort) of
+// its containers or sidecars that another active pod holds (0.0.0.0 clashes with every address)
+// is NodePorts, "Predicate NodePorts failed: node(s) didn't have free ports for the requested
+// pod ports". A rejected pod gets a Warning Event and a fresh Failed status, "Pod was
+// rejected: …", and no worker. Simplified: no node affinity, node name, taint, topology or
+// shutdown admission.
+//
+// # In-place resize (pod_resize.go, pod_resize_status.go)
+//
+// The pods/resize subresource changes a running pod's container resources. SyncPod first decides
+// it (upstream allocation manager handlePodResourcesResize): if the pod, with its new requests,
+// fits beside the other active pods as allocated (admitResources), the spec is allocated and
+// checkpointed (<root>/allocated_pods_state, JSON, 0600, written atomically; a ResizeStarted
+// Event); otherwise the pod keeps its allocation and shows PodResizePending, reason Deferred,
+// the admission's message ("Node didn't have enough resource: cpu, requested: …"), with a
+// ResizeDeferred Event. Everything after sees the allocated pod: kuberuntime resizes the
+// containers (its resize.go), the status reports allocatedResources and, for running
+// containers, resources, and PodResizeInProgress until the runtime reports what was allocated.
+// A resize over the node's allocatable never reaches the kubelet: the API server's PodResize
+// admission refuses it. Simplified: no pod-level resize (pod-level resources are not
+// allocated), no ResizeCompleted/ResizeError Events, no Infeasible reason of our own (upstream's
+// come from the feature gates, swap and the static CPU/memory managers, none of which we have).
 //
 // # Eviction (eviction.go)
 //
@@ -155,7 +174,8 @@
 //	lease_keeper.go       the lease-keeper step
 //	syncloop.go           syncLoop, syncLoopIteration, dispatch (upstream kubelet.go)
 //	pod_handlers.go       HandlePodAdditions, …Updates, …Removes, …Reconcile, …Syncs (kubelet.go)
-//	admission.go, admission_resources.go, sysctl.go   admission (lifecycle/predicate.go)
+//	admission.go, admission_resources.go, admission_ports.go, sysctl.go   admission (lifecycle/predicate.go)
+//	pod_resize.go, pod_resize_status.go   in-place resize: allocation, conditions (allocation/, status/)
 //	housekeeping.go       HandlePodCleanups (kubelet_pods.go)
 //	pod_sync.go           SyncPod, SyncTerminatingPod, SyncTerminatedPod, SyncTerminatingRuntimePod
 //	pod_status.go, pod_phase.go, active_deadline.go   the API status (kubelet_pods.go)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"path/filepath"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -84,6 +85,10 @@ type Kubelet struct {
 	reasonsMu sync.Mutex
 	reasons   map[types.UID]map[string]kuberuntime.ContainerError // why containers wait, per pod
 	evicted   map[types.UID]*podEviction                          // pods the eviction manager evicted
+	// resizePending: the PodResizePending condition of pods whose resize waits (pod_resize.go).
+	resizePending map[types.UID]*corev1.PodCondition
+	// allocation: what each admitted pod was given, checkpointed under --root-dir (pod_resize.go).
+	allocation *allocations
 }
 
 // New checks the options and prepares a Kubelet; nothing starts until Run.
@@ -114,6 +119,8 @@ func New(cfg Config) (*Kubelet, error) {
 		metrics:        metrics.New(),
 		reasons:        map[types.UID]map[string]kuberuntime.ContainerError{},
 		evicted:        map[types.UID]*podEviction{},
+		resizePending:  map[types.UID]*corev1.PodCondition{},
+		allocation:     &allocations{path: filepath.Join(o.RootDir, allocationFile)},
 	}, nil
 }
 

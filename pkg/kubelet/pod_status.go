@@ -28,6 +28,8 @@ type statusInputs struct {
 	// evict, when set, fails the pod with its reason and message (activeDeadlineSeconds, or the
 	// eviction manager's Evicted with its DisruptionTarget condition).
 	evict *podEviction
+	// resizePending, when set, is the pod's PodResizePending condition (pod_resize.go).
+	resizePending *corev1.PodCondition
 }
 
 // readinessUpdater sets Ready and Started on a pod's container statuses (upstream:
@@ -110,6 +112,7 @@ func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statu
 		st.Conditions = append(st.Conditions, *in.evict.condition) // its lastTransitionTime: the status manager's
 	}
 	st.Conditions = append(st.Conditions, podConditions(pod, &st, kuberuntime.SandboxReady(pod, rs))...)
+	st.Conditions = append(st.Conditions, resizeConditions(pod, rs, in.resizePending)...)
 	return st
 }
 
@@ -185,6 +188,7 @@ func containerStatus(pod *corev1.Pod, c *corev1.Container, rs *kubecontainer.Pod
 	// A container to be started (again) shows why it waits (CrashLoopBackOff, ErrImagePull…),
 	// an exited one with its exit as its last state, as `kubectl get pods` shows it.
 	latest := rs.FindContainer(c.Name)
+	setStatusResources(&cs, c, latest) // pod_resize_status.go
 	if e, ok := in.reasons[c.Name]; ok && kubecontainer.ShouldContainerBeRestarted(c, pod, rs) && (latest == nil || latest.State != runtimeapi.ContainerState_CONTAINER_RUNNING) {
 		if cs.State.Terminated != nil {
 			cs.LastTerminationState = cs.State

@@ -38,13 +38,18 @@ func (k *Kubelet) statusInputs(pod *corev1.Pod) statusInputs {
 	k.reasonsMu.Lock()
 	defer k.reasonsMu.Unlock()
 	return statusInputs{nodeIP: k.nodeIP.String(), runtimeName: k.runtimeName, reasons: k.reasons[pod.UID], now: k.clock.Now(),
-		probes: k.probes.manager, evict: evict}
+		probes: k.probes.manager, evict: evict, resizePending: k.resizePending[pod.UID]}
 }
 
 // SyncPod is a pod worker's sync of a running pod (upstream: kubelet.go SyncPod): publish the
 // status the runtime shows, keep a static pod's mirror pod, and let kuberuntime start what
 // should run.
 func (k *Kubelet) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror *corev1.Pod, rs *kubecontainer.PodStatus) (bool, error) {
+	// From here on the pod is as allocated: a resize the node cannot give yet waits (pod_resize.go).
+	pod, _, err := k.handlePodResize(pod)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Cannot decide the pod's resize; it keeps its resources", "pod", klog.KObj(pod))
+	}
 	apiStatus := generateAPIPodStatus(pod, rs, k.statusInputs(pod))
 	k.statusManager.SetPodStatus(pod, apiStatus)
 	if apiStatus.Phase == corev1.PodSucceeded || apiStatus.Phase == corev1.PodFailed {
@@ -65,6 +70,10 @@ func (k *Kubelet) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mir
 	result := k.containerRuntime.SyncPod(ctx, pod, rs)
 	if result.Changed {
 		k.pleg.RelistSoon() // the next sync sees the started containers now, not at the next tick
+	}
+	if result.Resized { // no state changed: read the runtime again (pod_resize.go)
+		rs = k.refreshAfterResize(ctx, pod, rs)
+		k.statusManager.SetPodStatus(pod, generateAPIPodStatus(pod, rs, k.statusInputs(pod)))
 	}
 	if k.setReasons(pod.UID, result.ContainerErrors) { // show changed waiting reasons now, not at the next sync
 		k.statusManager.SetPodStatus(pod, generateAPIPodStatus(pod, rs, k.statusInputs(pod)))
@@ -113,6 +122,10 @@ func (k *Kubelet) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, rs *k
 // SyncTerminatedPod publishes the final status of a pod whose containers all stopped; the status
 // manager then finishes a pending deletion in the API (upstream: kubelet.go SyncTerminatedPod).
 func (k *Kubelet) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rs *kubecontainer.PodStatus) error {
+	if err := k.allocation.remove(pod.UID); err != nil { // it holds nothing any more
+		klog.FromContext(ctx).Error(err, "Cannot remove the pod's allocation", "pod", klog.KObj(pod))
+	}
+	k.setResizePending(pod.UID, nil)
 	k.statusManager.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, rs, k.statusInputs(pod))))
 	k.secretManager.UnregisterPod(pod) // its containers are gone: nothing reads its Secrets any more
 	k.probes.manager.RemovePod(pod)

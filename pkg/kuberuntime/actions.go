@@ -34,6 +34,9 @@ type PodActions struct {
 	EphemeralContainersToStart []int
 	// ContainersToKill are running container instances to stop, by ID, with the reason.
 	ContainersToKill map[string]KillReason
+	// ContainersToUpdate are indexes into pod.Spec.Containers: running ones whose cpu or memory
+	// the spec changed, resized in place (resize.go).
+	ContainersToUpdate []int
 }
 
 // KillReason says why a running container is stopped.
@@ -73,7 +76,8 @@ func (noProbes) Startup(string) (ProbeResult, bool)  { return ProbeUnknown, fals
 // a new sandbox starts everything over; ephemeral containers; init containers; regular
 // containers; what is not in the spec; a pod with nothing left to run is stopped. Whether a
 // container runs again is kubecontainer's decision, with the container restart rules (KEP-5307).
-// Simplified from upstream: no in-place resize, no RestartAllContainers (a matching rule restarts
+// A running container whose cpu or memory changed is resized in place or restarted, by its
+// resizePolicy (resize.go). Simplified from upstream: no pod-level resize, no RestartAllContainers (a matching rule restarts
 // only its own container).
 func computePodActions(pod *corev1.Pod, status *kubecontainer.PodStatus, probes ProbeResults) PodActions {
 	// 1. A new sandbox (none yet, or it died or changed): kill everything and start over.
@@ -149,9 +153,10 @@ func newSandboxActions(pod *corev1.Pod, status *kubecontainer.PodStatus, attempt
 // computeContainerActions adds to actions what the regular containers need, and returns how many
 // running ones are kept. A container not running is started when
 // kubecontainer.ShouldContainerBeRestarted says so (one in an unknown state is killed first); a
-// running one is killed when its spec changed (and started again) or a liveness or startup probe
+// running one is killed when its spec changed (and started again), a liveness or startup probe
 // failed (and started again unless its restartPolicy, or else the pod's, is Never; restart rules
-// are not read: it has no exit code).
+// are not read: it has no exit code), or a resize needs a restart; else it is resized in place
+// when its resources changed.
 func computeContainerActions(pod *corev1.Pod, status *kubecontainer.PodStatus, probes ProbeResults, actions *PodActions) int {
 	keep := 0
 	for i := range pod.Spec.Containers {
@@ -175,7 +180,12 @@ func computeContainerActions(pod *corev1.Pod, status *kubecontainer.PodStatus, p
 			why.Message, why.Reason = fmt.Sprintf("Container %s failed liveness probe", c.Name), "LivenessProbe"
 		} else if r, ok := probes.Startup(cs.ID); ok && r == ProbeFailure {
 			why.Message, why.Reason = fmt.Sprintf("Container %s failed startup probe", c.Name), "StartupProbe"
+		} else if need := resizeAction(pod, c, cs); need == resizeRestart {
+			why.Message, restart = fmt.Sprintf("Container %s resize requires restart", c.Name), true
 		} else {
+			if need == resizeUpdate {
+				actions.ContainersToUpdate = append(actions.ContainersToUpdate, i)
+			}
 			keep++
 			continue
 		}

@@ -78,7 +78,14 @@
 // Simplified: no hugepage limits (upstream sets every page size to 0 unless limited), no swap
 // settings (containerd 1.6 sets the swap limit to the memory limit itself), no MemoryQoS, no
 // sandbox Resources/Overhead (containerd 1.6 does not read them); cpuCFSQuota is always on.
-// No in-place resize. Container restart rules (KEP-5307) are implemented: a container's own
+// In-place resize (resize.go, upstream computePodResizeAction / doPodResizeAction): a running
+// regular container whose cpu shares, cpu quota or memory limit in the (allocated) pod differs
+// from what the runtime reports in its ContainerStatus resources is updated with CRI
+// UpdateContainerResources (resizePolicy NotRequired) or restarted, "Container X resize requires
+// restart" (RestartContainer for a changed resource). Simplified: no pod-level resize, no resize
+// of sidecars or init containers, no actuated-resources checkpoint (the runtime's report is
+// trusted; a runtime that reports none is never resized), no check that a lower memory limit
+// is above current usage, no ordering of cpu and memory updates. Container restart rules (KEP-5307) are implemented: a container's own
 // restartPolicy overrides the pod's, and a restartPolicyRules entry whose exit codes match with
 // action Restart restarts it even under the pod's restartPolicy Never. Not RestartAllContainers
 // (KEP-5532): a matching rule restarts only its own container, and no AllContainersRestarting.

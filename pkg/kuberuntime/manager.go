@@ -171,6 +171,8 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *kubecont
 	}
 	// On every sync, not only when starting: a leftover may need no start to be noticed.
 	defer m.pruneDeadContainers(ctx, status)
+	// Running containers whose resources changed, resized in place (resize.go).
+	m.updateForSync(ctx, pod, status, actions, &result)
 	if len(actions.InitContainersToStart) == 0 && len(actions.ContainersToStart) == 0 && len(actions.EphemeralContainersToStart) == 0 {
 		return result
 	}

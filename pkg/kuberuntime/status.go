@@ -141,6 +141,7 @@ func toContainerStatus(s *runtimeapi.ContainerStatus) *kubecontainer.ContainerSt
 		ImageRef:     s.GetImageRef(),
 		Hash:         hash,
 		RestartCount: restarts,
+		Resources:    s.GetResources().GetLinux(),
 	}
 }
 

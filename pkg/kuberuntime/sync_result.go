@@ -41,6 +41,9 @@ type SyncResult struct {
 	// runtime now holds a state the PLEG has not listed yet. A sync that only met a back-off or
 	// an error leaves it false, so a crash-looping pod does not ask for relists.
 	Changed bool
+	// Resized reports that a running container's resources were updated in place: no state
+	// changed, so the PLEG will not notice; the caller reads the pod's status again.
+	Resized bool
 }
 
 // Err joins everything that went wrong, or nil.

@@ -62,7 +62,8 @@
 // locked on since v1.35). NeedToReconcilePodReadiness tells the kubelet that someone changed a
 // readiness gate, so that it syncs the pod and Ready follows.
 //
-// Simplified, compared with upstream: no pod-level resize status or resize conditions; no mirror
+// Simplified, compared with upstream: no pod-level resize status (the kubelet computes the
+// resize conditions, pkg/kubelet pod_resize_status.go); no mirror
 // pod creation (podmanager does that); no container state transition checks; no DisruptionTarget
 // of its own (one set by others is kept, as any condition the kubelet does not own); no
 // UnknownContainerStatuses reason (a pod without container statuses has them all unknown); no

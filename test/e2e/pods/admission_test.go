@@ -53,3 +53,33 @@ func TestAdmissionByResources(t *testing.T) {
 		t.Errorf("small no longer runs: %s", describe(p))
 	}
 }
+
+// A pod bound straight to the node that asks for a host port (protocol, hostIP) another admitted
+// pod already holds is rejected at admission as upstream's NodePorts predicate does: phase
+// Failed, reason NodePorts, upstream's message, a Warning Event; the holder keeps running.
+func TestAdmissionByHostPorts(t *testing.T) {
+	n := startNode(t, "e2e-pods-hostports")
+	ns := namespace(t)
+	withPort := func() corev1.PodSpec {
+		spec := podSpec(n.name, corev1.RestartPolicyAlways, "sleep", "3600")
+		spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 54321, Protocol: corev1.ProtocolTCP}}
+		return spec
+	}
+	runningPod(t, ns, "holder", withPort())
+
+	second := withPort()
+	second.NodeSelector, second.NodeName = nil, n.name // the scheduler would not place it
+	createPod(t, ns, "second", second)
+	const want = "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+	framework.Eventually(t, time.Minute, "second Failed with NodePorts", func() (bool, string) {
+		p := getPod(t, ns, "second")
+		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "NodePorts" && p.Status.Message == want, describe(p)
+	})
+	events, err := cluster.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=second,reason=NodePorts"})
+	if err != nil || len(events.Items) == 0 {
+		t.Errorf("no NodePorts Event for second (%v)", err)
+	}
+	if p := getPod(t, ns, "holder"); p.Status.Phase != corev1.PodRunning {
+		t.Errorf("holder no longer runs: %s", describe(p))
+	}
+}
