@@ -17,7 +17,9 @@
 //
 //	provider.go  Summary(ctx): reuse the last one if younger than CacheTTL (1 s), else one round of
 //	             CRI calls: ListPodSandbox, ListContainers, ListContainerStats, ListPodSandboxStats
-//	             (Unimplemented: pods are the sums of their containers, upstream's fallback), ImageFsInfo
+//	             (if it fails — Unimplemented, or containerd 1.6's "failed to decode sandbox container
+//	             metrics" while any sandbox is not ready — pods are the sums of their containers,
+//	             upstream's fallback, logged once), ImageFsInfo
 //	pods.go      podStatsFromCRI (pure): keep the pods the kubelet knows (by the sandbox's metadata
 //	             uid), the READY (else newest) sandbox of each, its RUNNING containers (newest per
 //	             name); a container's usageNanoCores is the runtime's or the rate since the last round

@@ -28,8 +28,9 @@ type Runtime interface {
 	ListPodSandbox(ctx context.Context, in *runtimeapi.ListPodSandboxRequest, opts ...grpc.CallOption) (*runtimeapi.ListPodSandboxResponse, error)
 	ListContainers(ctx context.Context, in *runtimeapi.ListContainersRequest, opts ...grpc.CallOption) (*runtimeapi.ListContainersResponse, error)
 	ListContainerStats(ctx context.Context, in *runtimeapi.ListContainerStatsRequest, opts ...grpc.CallOption) (*runtimeapi.ListContainerStatsResponse, error)
-	// ListPodSandboxStats may answer Unimplemented; the pods' figures are then the sums of
-	// their containers', as upstream's fallback does.
+	// ListPodSandboxStats may fail (Unimplemented, or containerd 1.6's "failed to decode
+	// sandbox container metrics"); the pods' figures are then the sums of their containers', as
+	// upstream's fallback does.
 	ListPodSandboxStats(ctx context.Context, in *runtimeapi.ListPodSandboxStatsRequest, opts ...grpc.CallOption) (*runtimeapi.ListPodSandboxStatsResponse, error)
 }
 
@@ -79,6 +80,8 @@ type Provider struct {
 	cached   *statsapi.Summary
 	cachedAt time.Time
 	cpu      map[string]cpuSample // last CPU sample per container ID, for usageNanoCores
+	// sandboxStatsFallback: ListPodSandboxStats has failed once and that was logged.
+	sandboxStatsFallback bool
 }
 
 // New validates cfg and returns a Provider.
@@ -170,15 +173,32 @@ func (p *Provider) listCRI(ctx context.Context) (criInput, error) {
 	}
 	in.Sandboxes, in.Containers, in.ContainerStats = sandboxes.GetItems(), containers.GetContainers(), cstats.GetStats()
 	sstats, err := rt.ListPodSandboxStats(ctx, &runtimeapi.ListPodSandboxStatsRequest{})
-	switch {
-	case status.Code(err) == codes.Unimplemented:
-		klog.FromContext(ctx).V(4).Info("The runtime has no ListPodSandboxStats: pod figures are the sums of their containers'")
-	case err != nil:
-		return in, fmt.Errorf("list pod sandbox stats: %w", err)
-	default:
-		in.SandboxStats = sstats.GetStats()
+	if err != nil {
+		p.noteNoSandboxStats(ctx, err)
+		return in, nil // SandboxStats nil: pods are the sums of their containers
 	}
+	in.SandboxStats = sstats.GetStats()
 	return in, nil
+}
+
+// noteNoSandboxStats logs, once per Provider at Info and then at V(4), that the runtime could
+// not give pod sandbox stats, so pod figures are the sums of their containers' (upstream's
+// fallback when pod stats are missing). A runtime may lack the call (Unimplemented), or fail it
+// as a whole: containerd 1.6 answers "failed to decode sandbox container metrics" as long as one
+// of its sandboxes is not ready, e.g. the stopped sandbox of a finished pod.
+func (p *Provider) noteNoSandboxStats(ctx context.Context, err error) {
+	logger := klog.FromContext(ctx)
+	if p.sandboxStatsFallback {
+		logger.V(4).Info("No pod sandbox stats this round: pod figures are the sums of their containers'", "err", err)
+		return
+	}
+	p.sandboxStatsFallback = true
+	msg := "The runtime cannot give pod sandbox stats: pod figures are the sums of their containers' (logged once)"
+	if status.Code(err) == codes.Unimplemented {
+		logger.V(2).Info(msg, "err", err)
+		return
+	}
+	logger.Info(msg, "err", err)
 }
 
 // imageFsUsage is what the runtime's image filesystem holds (CRI ImageFsInfo).

@@ -2,7 +2,9 @@ package stats
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -11,12 +13,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 )
 
-// stubCRI answers like containerd 1.6 without sandbox stats: ListPodSandboxStats is Unimplemented.
-type stubCRI struct{ calls int }
+// stubCRI answers like a runtime without sandbox stats: ListPodSandboxStats fails with
+// sandboxErr, Unimplemented if nil.
+type stubCRI struct {
+	calls      int
+	sandboxErr error
+}
 
 func (s *stubCRI) ListPodSandbox(context.Context, *runtimeapi.ListPodSandboxRequest, ...grpc.CallOption) (*runtimeapi.ListPodSandboxResponse, error) {
 	s.calls++
@@ -32,6 +40,9 @@ func (s *stubCRI) ListContainerStats(context.Context, *runtimeapi.ListContainerS
 }
 
 func (s *stubCRI) ListPodSandboxStats(context.Context, *runtimeapi.ListPodSandboxStatsRequest, ...grpc.CallOption) (*runtimeapi.ListPodSandboxStatsResponse, error) {
+	if s.sandboxErr != nil {
+		return nil, s.sandboxErr
+	}
 	return nil, status.Error(codes.Unimplemented, "not implemented")
 }
 
@@ -71,6 +82,42 @@ func TestProviderCachesAndFallsBack(t *testing.T) {
 	_, _ = p.Summary(ctx)
 	if cri.calls != 2 {
 		t.Errorf("a read after the TTL made %d rounds in all, want 2", cri.calls)
+	}
+}
+
+// containerd 1.6 fails ListPodSandboxStats as a whole while one of its sandboxes is not ready;
+// the Summary still comes, with pod figures summed from the containers', and the fallback is
+// logged once, not on every round.
+func TestProviderFallsBackWhenSandboxStatsFail(t *testing.T) {
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	ctx := klog.NewContext(context.Background(), logger)
+	cri := &stubCRI{sandboxErr: status.Error(codes.Unknown, `failed to decode sandbox container metrics for sandbox "s0": `+
+		`failed to get pod sandbox stats since sandbox container "s0" is not in ready state`)}
+	clock := clocktesting.NewFakePassiveClock(t0)
+	p, err := New(Config{
+		NodeName: "n1", Runtime: cri, Images: cri, Clock: clock, PodLogsDir: t.TempDir(),
+		Pods:         func() []*corev1.Pod { return []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: "u1"}}} },
+		FakeCapacity: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourceEphemeralStorage: resource.MustParse("1Gi")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		clock.SetTime(t0.Add(time.Duration(i) * DefaultCacheTTL))
+		s, err := p.Summary(ctx)
+		if err != nil {
+			t.Fatalf("round %d: %v, want the containers' sums", i, err)
+		}
+		if len(s.Pods) != 1 || ptr.Deref(s.Pods[0].Memory.WorkingSetBytes, 0) != 200<<20 {
+			t.Fatalf("round %d: pods %+v, want web with its container's 200Mi", i, s.Pods)
+		}
+	}
+	if cri.calls != 3 {
+		t.Errorf("%d rounds of CRI calls, want 3", cri.calls)
+	}
+	logs := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
+	if n := strings.Count(logs, "logged once"); n != 1 || !strings.Contains(logs, "not in ready state") {
+		t.Errorf("the fallback was logged %d times at Info, want once with the runtime's error:\n%s", n, logs)
 	}
 }
 

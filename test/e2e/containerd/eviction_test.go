@@ -20,10 +20,20 @@ import (
 // in CRI ContainerStats, and the eviction manager's local storage check (upstream
 // podEphemeralStorageLimitEviction) evicts the pod — Failed, reason Evicted, upstream's message,
 // a Warning Event — whatever the node's own thresholds.
+//
+// A finished pod stays beside it with its sandbox stopped: containerd 1.6 then fails
+// ListPodSandboxStats as a whole ("failed to decode sandbox container metrics … is not in ready
+// state"), and the stats provider must fall back to the containers' sums — logged once — for the
+// eviction manager to see anything.
 func TestEphemeralStorageLimitEviction(t *testing.T) {
 	rt := startContainerd(t)
 	n := startNode(t, "e2e-containerd-eviction", rt)
 	ns := namespace(t)
+	createPod(t, ns, "done", busyboxPod(n.name, corev1.RestartPolicyNever, "true"))
+	framework.Eventually(t, time.Minute, "done Succeeded", func() (bool, string) {
+		pod := getPod(t, ns, "done")
+		return pod.Status.Phase == corev1.PodSucceeded, describe(pod)
+	})
 	spec := busyboxPod(n.name, corev1.RestartPolicyOnFailure, "sh", "-c", "sleep 1; dd if=/dev/zero of=file bs=1M count=10; sleep 10000")
 	spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("5Mi")}
 	createPod(t, ns, "writer", spec)
@@ -42,5 +52,9 @@ func TestEphemeralStorageLimitEviction(t *testing.T) {
 			fields.OneTermEqualSelector("reason", "Evicted")).String()})
 	if err != nil || len(events.Items) == 0 || events.Items[0].Type != corev1.EventTypeWarning || !strings.HasPrefix(events.Items[0].Message, "Pod ephemeral") {
 		t.Errorf("Evicted Events of writer: %v (%v), want a Warning with the message", events, err)
+	}
+	if log := n.proc.Log(); strings.Count(log, "The runtime cannot give pod sandbox stats") > 1 ||
+		strings.Contains(log, "failed to get summary stats") {
+		t.Errorf("minikubelet's log: the sandbox stats fallback logged more than once, or the eviction manager got no stats:\n%.3000s", log)
 	}
 }
