@@ -41,6 +41,7 @@ NODE_IP=10.213.0.1
 NODE_NAME=minikubelet-cp
 POD_SUBNET=10.244.0.0/16
 NODE_POD_CIDR=10.244.0.0/24 # the first node's: kube-controller-manager gives it the first /24
+PKI=/etc/kubernetes/pki
 bin=$OUT/bin
 logs=$OUT/logs
 # The directories overlaid in the mount namespace: each holds a fixed path kubeadm, the kubelet
@@ -143,6 +144,27 @@ networking:
 apiServer:
   # The host's kubectl reaches it through 127.0.0.1:$PORT (the forwarder).
   certSANs: [127.0.0.1]
+# Serving certificates signed by the cluster CA (serving_certs), so that minikubelet's HTTPS
+# probes, which verify, can verify them (see trust_cluster_ca).
+controllerManager:
+  extraArgs:
+  - name: tls-cert-file
+    value: $PKI/kube-controller-manager/serving.crt
+  - name: tls-private-key-file
+    value: $PKI/kube-controller-manager/serving.key
+scheduler:
+  extraArgs:
+  - name: tls-cert-file
+    value: $PKI/kube-scheduler/serving.crt
+  - name: tls-private-key-file
+    value: $PKI/kube-scheduler/serving.key
+  # kube-scheduler's pod mounts only scheduler.conf; kube-controller-manager's mounts $PKI.
+  extraVolumes:
+  - name: serving-cert
+    hostPath: $PKI/kube-scheduler
+    mountPath: $PKI/kube-scheduler
+    readOnly: true
+    pathType: Directory
 ---
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -152,7 +174,39 @@ cgroupDriver: cgroupfs
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
+conntrack:
+  # 0: leave nf_conntrack_max alone. It is a sysctl of the host's network namespace only
+  # (read-only in any other: "open /proc/sys/net/netfilter/nf_conntrack_max: permission
+  # denied"), and this node is a network namespace; kind sets the same for the same reason.
+  maxPerCore: 0
 EOF
+}
+
+# serving_certs: a serving certificate for kube-controller-manager and kube-scheduler, signed by
+# the cluster CA, for the host their probes use (127.0.0.1; kubeadm's manifests say so). Without
+# one each makes itself a self-signed certificate, which a verifying prober refuses.
+serving_certs() {
+  local c d ext
+  for c in kube-controller-manager kube-scheduler; do
+    d=$PKI/$c
+    mkdir -p "$d"
+    ext=$(mktemp)
+    printf '%s\n' 'subjectAltName=IP:127.0.0.1,DNS:localhost' 'keyUsage=critical,digitalSignature,keyEncipherment' \
+      'extendedKeyUsage=serverAuth' 'basicConstraints=critical,CA:FALSE' >"$ext"
+    (umask 077; openssl req -new -newkey rsa:2048 -nodes -subj "/CN=$c" -keyout "$d/serving.key" -out "$d/serving.csr" 2>/dev/null)
+    openssl x509 -req -in "$d/serving.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -set_serial "0x$(openssl rand -hex 16)" \
+      -days 365 -extfile "$ext" -out "$d/serving.crt" 2>/dev/null
+    rm -f "$d/serving.csr" "$ext"
+  done
+}
+
+# trust_cluster_ca: the cluster CA into the node's trust store (Go's system pool reads
+# /etc/ssl/certs/ca-certificates.crt; /etc is the namespace's overlay, so the host's stays as it
+# was). minikubelet's HTTPS prober verifies against that pool; upstream's does not verify at all.
+trust_cluster_ca() {
+  local bundle=/etc/ssl/certs/ca-certificates.crt
+  [[ -f $bundle ]] || { echo "kubeadm-up: no $bundle (Debian's ca-certificates) to add the cluster CA to" >&2; exit 1; }
+  cat "$PKI/ca.crt" >>"$bundle"
 }
 
 # start_kubelet: what systemd does with kubeadm's kubelet.service and 10-kubeadm.conf, once
@@ -175,7 +229,7 @@ start_kubelet() {
   # shellcheck disable=SC2086 # KUBELET_KUBEADM_ARGS holds several flags, split as systemd does
   own "$bin/minikubelet" --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf \
     --kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml \
-    $KUBELET_KUBEADM_ARGS -v 2 >"$logs/minikubelet.log" 2>&1 &
+    --root-dir=/var/lib/kubelet $KUBELET_KUBEADM_ARGS -v 2 >"$logs/minikubelet.log" 2>&1 &
   kubelet_pid=$!
 }
 
@@ -205,8 +259,13 @@ inner() {
     >"$logs/forward-in.log" 2>&1 &
   fwd_pid=$!
 
-  echo "== kubeadm init"
+  echo "== cluster CA (kubeadm init phase certs ca), serving certificates, trust"
   write_kubeadm_config
+  "$bin/kubeadm" init phase certs ca --config "$OUT/kubeadm.yaml" >"$logs/kubeadm-ca.log" 2>&1
+  serving_certs
+  trust_cluster_ca
+
+  echo "== kubeadm init"
   own "$bin/kubeadm" init --config "$OUT/kubeadm.yaml" --ignore-preflight-errors "$IGNORE_PREFLIGHT" \
     -v 1 >"$logs/kubeadm-init.log" 2>&1 &
   kubeadm_pid=$!

@@ -108,15 +108,104 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node minikubelet-cp not Ready through the host's forwarder: %v\n%s", err, nodes)
 	}
+	k := func(args ...string) ([]byte, error) {
+		return exec.Command(kubectl, append([]string{"--kubeconfig", kc}, args...)...).CombinedOutput()
+	}
 	for _, c := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		pod := "pod/" + c + "-minikubelet-cp"
-		if b, err := exec.Command(kubectl, "--kubeconfig", kc, "-n", "kube-system", "wait", "--for=condition=Ready", pod, "--timeout=120s").CombinedOutput(); err != nil {
+		if b, err := k("-n", "kube-system", "wait", "--for=condition=Ready", pod, "--timeout=120s"); err != nil {
 			t.Errorf("mirror pod %s not Ready: %v\n%s", pod, err, b)
 		}
 	}
+	// The addons kubeadm applied, run by minikubelet: kube-proxy (DaemonSet) and CoreDNS.
+	for _, sel := range []string{"k8s-app=kube-proxy", "k8s-app=kube-dns"} {
+		if b, err := k("-n", "kube-system", "wait", "--for=condition=Ready", "pod", "-l", sel, "--timeout=180s"); err != nil {
+			t.Errorf("pods %s not Ready: %v\n%s", sel, err, b)
+		}
+	}
+	// mark-control-plane ran: the role label and the taint.
+	if b, err := k("get", "node", "minikubelet-cp", "-o", "jsonpath={.metadata.labels.node-role\\.kubernetes\\.io/control-plane}|{.spec.taints[*].key}"); err != nil || !strings.Contains(string(b), "|node-role.kubernetes.io/control-plane") {
+		t.Errorf("mark-control-plane: label|taints %q (%v)", b, err)
+	}
+	noRestarts(t, k)
+	serviceAndDNS(t, k)
 	join, err := os.ReadFile(filepath.Join(out, "join-command.txt"))
 	if err != nil || !strings.HasPrefix(string(join), "kubeadm join ") {
 		t.Errorf("kubeadm token create --print-join-command: %q (%v)", join, err)
+	}
+}
+
+// noRestarts: no container of kube-system was restarted (a failing probe restarts it).
+func noRestarts(t *testing.T, k func(...string) ([]byte, error)) {
+	t.Helper()
+	b, err := k("-n", "kube-system", "get", "pods", "-o", `jsonpath={range .items[*]}{.metadata.name}={.status.containerStatuses[*].restartCount}{"\n"}{end}`)
+	if err != nil {
+		t.Fatalf("kube-system pods: %v\n%s", err, b)
+	}
+	for _, l := range strings.Fields(string(b)) {
+		if !strings.HasSuffix(l, "=0") {
+			t.Errorf("a kube-system container was restarted: %s", l)
+		}
+	}
+}
+
+// serviceManifest: a backend pod, a ClusterIP Service for it and a client pod, all tolerating
+// the control-plane taint (the only node is the control plane).
+const serviceManifest = `
+apiVersion: v1
+kind: Pod
+metadata: {name: web, labels: {app: web}}
+spec:
+  tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists, effect: NoSchedule}]
+  containers:
+  - name: web
+    image: docker.io/minikubelet/busybox:local
+    imagePullPolicy: Never
+    command: [sh, -c, 'mkdir -p /www && echo hello-from-web > /www/index.html && exec httpd -f -p 8080 -h /www']
+    readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: client}
+spec:
+  tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists, effect: NoSchedule}]
+  containers:
+  - name: client
+    image: docker.io/minikubelet/busybox:local
+    imagePullPolicy: Never
+    command: [sleep, "3600"]
+`
+
+// serviceAndDNS: from a pod, kubernetes.default.svc.cluster.local resolves through CoreDNS (the
+// pod's resolv.conf from clusterDNS) and the Service's name reaches its backend (kube-proxy's
+// iptables rules).
+func serviceAndDNS(t *testing.T, k func(...string) ([]byte, error)) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "svc.yaml")
+	if err := os.WriteFile(f, []byte(serviceManifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := k("apply", "-f", f); err != nil {
+		t.Fatalf("apply: %v\n%s", err, b)
+	}
+	if b, err := k("wait", "--for=condition=Ready", "pod/web", "pod/client", "--timeout=120s"); err != nil {
+		t.Fatalf("web and client pods: %v\n%s", err, b)
+	}
+	b, err := k("exec", "client", "--", "nslookup", "kubernetes.default.svc.cluster.local")
+	if err != nil || !strings.Contains(string(b), "10.96.0.1") {
+		t.Errorf("nslookup kubernetes.default.svc.cluster.local from a pod: %v\n%s", err, b)
+	}
+	// nc, not busybox's wget: the latter crashes (SIGSEGV) in this busybox build.
+	b, err = k("exec", "client", "--", "sh", "-c", `printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 5 web.default.svc.cluster.local 80`)
+	if err != nil || !strings.Contains(string(b), "200 OK") || !strings.HasSuffix(strings.TrimSpace(string(b)), "hello-from-web") {
+		t.Errorf("the Service web from a pod: %v\n%s", err, b)
 	}
 }
 
