@@ -275,7 +275,8 @@ inner() {
   kubeadm_pid=""
   echo "kubeadm init exited with status $status"
   if (( status == 0 )); then
-    kubeadm token create --print-join-command --kubeconfig /etc/kubernetes/admin.conf >"$OUT/join-command.txt" 2>&1 || true
+    kubeadm token create --print-join-command --kubeconfig /etc/kubernetes/admin.conf >"$OUT/join-command.txt" \
+      2>"$logs/kubeadm-token.log" || true
   fi
   echo "$status" >"$OUT/init-status"
   # The cluster, or as far as kubeadm got, stays until kubeadm-down.

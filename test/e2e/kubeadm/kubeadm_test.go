@@ -113,7 +113,11 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 	}
 	for _, c := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		pod := "pod/" + c + "-minikubelet-cp"
-		if b, err := k("-n", "kube-system", "wait", "--for=condition=Ready", pod, "--timeout=120s"); err != nil {
+		// A mirror pod refused at the start (its PriorityClass not made yet) is created again at
+		// a later sync of its static pod: wait for it to exist, then to be Ready.
+		if b, err := k("-n", "kube-system", "wait", "--for=create", pod, "--timeout=120s"); err != nil {
+			t.Errorf("mirror pod %s not created: %v\n%s", pod, err, b)
+		} else if b, err := k("-n", "kube-system", "wait", "--for=condition=Ready", pod, "--timeout=120s"); err != nil {
 			t.Errorf("mirror pod %s not Ready: %v\n%s", pod, err, b)
 		}
 	}
