@@ -68,7 +68,7 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 	repo := framework.RepoRoot()
 	out := t.TempDir()
 	before := snapshot(t)
-	env := append(os.Environ(), "OUT="+out, "KUBEADM_API_PORT=16543")
+	env := append(os.Environ(), "OUT="+out, "KUBEADM_API_PORT=16543", "KUBEADM_NODES=2")
 	script := filepath.Join(repo, "hack", "kubeadm", "up.sh")
 	t.Cleanup(func() {
 		down := exec.Command("bash", script, "down")
@@ -104,9 +104,10 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 	}
 	kubectl := filepath.Join(out, "bin", "kubectl")
 	kc := filepath.Join(out, "admin.kubeconfig")
-	nodes, err := exec.Command(kubectl, "--kubeconfig", kc, "wait", "--for=condition=Ready", "node/minikubelet-cp", "--timeout=120s").CombinedOutput()
+	// Both: the control plane (kubeadm init) and the node that joined (kubeadm join, TLS bootstrap).
+	nodes, err := exec.Command(kubectl, "--kubeconfig", kc, "wait", "--for=condition=Ready", "node/minikubelet-cp", "node/minikubelet-w1", "--timeout=120s").CombinedOutput()
 	if err != nil {
-		t.Fatalf("node minikubelet-cp not Ready through the host's forwarder: %v\n%s", err, nodes)
+		t.Fatalf("nodes minikubelet-cp and minikubelet-w1 not Ready through the host's forwarder: %v\n%s", err, nodes)
 	}
 	k := func(args ...string) ([]byte, error) {
 		return exec.Command(kubectl, append([]string{"--kubeconfig", kc}, args...)...).CombinedOutput()
@@ -126,6 +127,10 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 		if b, err := k("-n", "kube-system", "wait", "--for=condition=Ready", "pod", "-l", sel, "--timeout=180s"); err != nil {
 			t.Errorf("pods %s not Ready: %v\n%s", sel, err, b)
 		}
+	}
+	// kube-proxy runs on both nodes (a DaemonSet).
+	if b, err := k("-n", "kube-system", "get", "ds", "kube-proxy", "-o", "jsonpath={.status.numberReady}"); err != nil || string(b) != "2" {
+		t.Errorf("kube-proxy pods Ready: %q (%v); want 2", b, err)
 	}
 	// mark-control-plane ran: the role label and the taint.
 	if b, err := k("get", "node", "minikubelet-cp", "-o", "jsonpath={.metadata.labels.node-role\\.kubernetes\\.io/control-plane}|{.spec.taints[*].key}"); err != nil || !strings.Contains(string(b), "|node-role.kubernetes.io/control-plane") {
@@ -153,14 +158,15 @@ func noRestarts(t *testing.T, k func(...string) ([]byte, error)) {
 	}
 }
 
-// serviceManifest: a backend pod, a ClusterIP Service for it and a client pod, all tolerating
-// the control-plane taint (the only node is the control plane).
+// serviceManifest: a backend pod on the node that joined, a ClusterIP Service for it and a client
+// pod on the control-plane node (nodeName: not scheduled, so the control-plane taint does not
+// keep it away), so that the Service's traffic crosses from one node to the other.
 const serviceManifest = `
 apiVersion: v1
 kind: Pod
 metadata: {name: web, labels: {app: web}}
 spec:
-  tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists, effect: NoSchedule}]
+  nodeName: minikubelet-w1
   containers:
   - name: web
     image: docker.io/minikubelet/busybox:local
@@ -179,7 +185,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: client}
 spec:
-  tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists, effect: NoSchedule}]
+  nodeName: minikubelet-cp
   containers:
   - name: client
     image: docker.io/minikubelet/busybox:local
@@ -188,8 +194,8 @@ spec:
 `
 
 // serviceAndDNS: from a pod, kubernetes.default.svc.cluster.local resolves through CoreDNS (the
-// pod's resolv.conf from clusterDNS) and the Service's name reaches its backend (kube-proxy's
-// iptables rules).
+// pod's resolv.conf from clusterDNS) and the Service's name reaches its backend on the other node
+// (kube-proxy's iptables rules, the route between the nodes' pod networks).
 func serviceAndDNS(t *testing.T, k func(...string) ([]byte, error)) {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "svc.yaml")
