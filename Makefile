@@ -179,7 +179,8 @@ test-conformance: build
 # kubeadm-up: kubeadm v1.36.3 and the images it names built here (hack/kubeadm/build.sh, images
 # built from the Go module proxy and Debian, nothing pulled), then `kubeadm init` with minikubelet
 # as the node's kubelet, in a private network, mount and UTS namespace; the host's kubectl reaches
-# it with _output/kubeadm/admin.kubeconfig (127.0.0.1:16443). docs/kubeadm.md.
+# it with _output/kubeadm/admin.kubeconfig (127.0.0.1:16443). KUBEADM_NODES=2: a second node
+# joins (kubeadm join). docs/kubeadm.md.
 kubeadm-up: build
 	hack/kubeadm/up.sh up
 

@@ -20,13 +20,17 @@
 #             server (through a unix socket in _output/kubeadm: the host never enters the
 #             namespace), _output/kubeadm/admin.kubeconfig pointing at it. Returns when
 #             `kubeadm init` has ended (its status); the cluster keeps running.
-#   down   stop the in-namespace run by its PID (it stops minikubelet, containerd and every
+#          With KUBEADM_NODES=2, then a second node (join_node): the same in namespaces of its
+#          own (NODE_INDEX=2, state under _output/kubeadm/node2), a veth pair and routes between
+#          the two network namespaces, `kubeadm join` and minikubelet's TLS bootstrap.
+#   down   stop the in-namespace runs by their PIDs (it stops minikubelet, containerd and every
 #          process in the namespace; the namespaces and their mounts end with it), then the
 #          forwarder, and remove _output/kubeadm's state. Ctrl-C during `up` does the same.
 #   shell  a shell inside the namespaces (nsenter), with KUBECONFIG=/etc/kubernetes/admin.conf
 #          and kubeadm, kubectl, crictl… on PATH.
 #
-# Environment: KUBEADM_API_PORT (16443), OUT (_output/kubeadm), MINIKUBELET (bin/minikubelet).
+# Environment: KUBEADM_API_PORT (16443), OUT (_output/kubeadm), MINIKUBELET (bin/minikubelet),
+# KUBEADM_NODES (1).
 # Preflight checks ignored, and why: see IGNORE_PREFLIGHT below and docs/kubeadm.md.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -37,12 +41,23 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 export OUT
 PORT=${KUBEADM_API_PORT:-16443}
-NODE_IP=10.213.0.1
+# KUBEADM_NODES=2: a second node joins (kubeadm join), in namespaces of its own. NODE_INDEX is
+# set for the in-namespace run: 1 the control plane, 2 the node that joins.
+NODES=${KUBEADM_NODES:-1}
+NODE_INDEX=${NODE_INDEX:-1}
+CP_IP=10.213.0.1
+NODE_IP=10.213.0.$NODE_INDEX
 NODE_NAME=minikubelet-cp
+[[ $NODE_INDEX == 1 ]] || NODE_NAME=minikubelet-w$((NODE_INDEX - 1))
 POD_SUBNET=10.244.0.0/16
-NODE_POD_CIDR=10.244.0.0/24 # the first node's: kube-controller-manager gives it the first /24
+# Each node's share of it: kube-controller-manager gives the nodes /24s in the order they register.
+NODE_POD_CIDR=10.244.$((NODE_INDEX - 1)).0/24
+PKI=/etc/kubernetes/pki
 bin=$OUT/bin
 logs=$OUT/logs
+# Each node's own state (overlays, containerd, PID): $OUT for the first, $OUT/node2 for the second.
+NODE_DIR=$OUT
+[[ $NODE_INDEX == 1 ]] || NODE_DIR=$OUT/node$NODE_INDEX
 # The directories overlaid in the mount namespace: each holds a fixed path kubeadm, the kubelet
 # or a static pod's hostPath (DirectoryOrCreate/FileOrCreate) writes to.
 OVERLAYS=(/etc /var/lib /var/log /run /usr/libexec /usr/local)
@@ -85,7 +100,7 @@ cleanup() {
   echo "== clean up"
   stop "$kubeadm_pid" kubeadm 10
   stop "$kubelet_pid" minikubelet 15
-  hack/containerd/up.sh down --state-dir "$OUT/containerd" || true
+  hack/containerd/up.sh down --state-dir "$NODE_DIR/containerd" || true
   stop "$fwd_pid" forwarder 5
   stop "$sleep_pid" "sleep (the run's wait)" 1 >/dev/null
   # Anything else in this namespace was started by this run: name it and stop it.
@@ -97,7 +112,7 @@ cleanup() {
     echo "kubeadm-up: still running in the namespace: $pid $(tr '\0' ' ' <"$d/cmdline" | cut -c1-120)" >&2
     kill -KILL "$pid" 2>/dev/null || true
   done
-  rm -f "$OUT/inner.pid"
+  rm -f "$NODE_DIR/inner.pid"
   echo "== down"
 }
 
@@ -112,8 +127,8 @@ private_mounts() {
       exit 1
     fi
     name=${d//\//_}
-    mkdir -p "$OUT/overlay/$name/upper" "$OUT/overlay/$name/work"
-    mount -t overlay "kubeadm$name" -o "lowerdir=$d,upperdir=$OUT/overlay/$name/upper,workdir=$OUT/overlay/$name/work" "$d"
+    mkdir -p "$NODE_DIR/overlay/$name/upper" "$NODE_DIR/overlay/$name/work"
+    mount -t overlay "kubeadm$name" -o "lowerdir=$d,upperdir=$NODE_DIR/overlay/$name/upper,workdir=$NODE_DIR/overlay/$name/work" "$d"
   done
 }
 
@@ -143,6 +158,27 @@ networking:
 apiServer:
   # The host's kubectl reaches it through 127.0.0.1:$PORT (the forwarder).
   certSANs: [127.0.0.1]
+# Serving certificates signed by the cluster CA (serving_certs), so that minikubelet's HTTPS
+# probes, which verify, can verify them (see trust_cluster_ca).
+controllerManager:
+  extraArgs:
+  - name: tls-cert-file
+    value: $PKI/kube-controller-manager/serving.crt
+  - name: tls-private-key-file
+    value: $PKI/kube-controller-manager/serving.key
+scheduler:
+  extraArgs:
+  - name: tls-cert-file
+    value: $PKI/kube-scheduler/serving.crt
+  - name: tls-private-key-file
+    value: $PKI/kube-scheduler/serving.key
+  # kube-scheduler's pod mounts only scheduler.conf; kube-controller-manager's mounts $PKI.
+  extraVolumes:
+  - name: serving-cert
+    hostPath: $PKI/kube-scheduler
+    mountPath: $PKI/kube-scheduler
+    readOnly: true
+    pathType: Directory
 ---
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -152,7 +188,39 @@ cgroupDriver: cgroupfs
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
+conntrack:
+  # 0: leave nf_conntrack_max alone. It is a sysctl of the host's network namespace only
+  # (read-only in any other: "open /proc/sys/net/netfilter/nf_conntrack_max: permission
+  # denied"), and this node is a network namespace; kind sets the same for the same reason.
+  maxPerCore: 0
 EOF
+}
+
+# serving_certs: a serving certificate for kube-controller-manager and kube-scheduler, signed by
+# the cluster CA, for the host their probes use (127.0.0.1; kubeadm's manifests say so). Without
+# one each makes itself a self-signed certificate, which a verifying prober refuses.
+serving_certs() {
+  local c d ext
+  for c in kube-controller-manager kube-scheduler; do
+    d=$PKI/$c
+    mkdir -p "$d"
+    ext=$(mktemp)
+    printf '%s\n' 'subjectAltName=IP:127.0.0.1,DNS:localhost' 'keyUsage=critical,digitalSignature,keyEncipherment' \
+      'extendedKeyUsage=serverAuth' 'basicConstraints=critical,CA:FALSE' >"$ext"
+    (umask 077; openssl req -new -newkey rsa:2048 -nodes -subj "/CN=$c" -keyout "$d/serving.key" -out "$d/serving.csr" 2>/dev/null)
+    openssl x509 -req -in "$d/serving.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -set_serial "0x$(openssl rand -hex 16)" \
+      -days 365 -extfile "$ext" -out "$d/serving.crt" 2>/dev/null
+    rm -f "$d/serving.csr" "$ext"
+  done
+}
+
+# trust_cluster_ca: the cluster CA into the node's trust store (Go's system pool reads
+# /etc/ssl/certs/ca-certificates.crt; /etc is the namespace's overlay, so the host's stays as it
+# was). minikubelet's HTTPS prober verifies against that pool; upstream's does not verify at all.
+trust_cluster_ca() {
+  local bundle=/etc/ssl/certs/ca-certificates.crt
+  [[ -f $bundle ]] || { echo "kubeadm-up: no $bundle (Debian's ca-certificates) to add the cluster CA to" >&2; exit 1; }
+  cat "$PKI/ca.crt" >>"$bundle"
 }
 
 # start_kubelet: what systemd does with kubeadm's kubelet.service and 10-kubeadm.conf, once
@@ -175,20 +243,20 @@ start_kubelet() {
   # shellcheck disable=SC2086 # KUBELET_KUBEADM_ARGS holds several flags, split as systemd does
   own "$bin/minikubelet" --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf \
     --kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml \
-    $KUBELET_KUBEADM_ARGS -v 2 >"$logs/minikubelet.log" 2>&1 &
+    --root-dir=/var/lib/kubelet $KUBELET_KUBEADM_ARGS -v 2 >"${logs_kubelet:-$logs/minikubelet.log}" 2>&1 &
   kubelet_pid=$!
 }
 
-inner() {
+# node_setup: this node's network namespace (lo with its address, ip_forward), mounts, hostname,
+# containerd and the images.
+node_setup() {
   export GOPROXY=off PATH="$bin:$PATH"
-  trap cleanup EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM
-  echo $$ >"$OUT/inner.pid"
+  mkdir -p "$NODE_DIR"
   echo "== network namespace, mounts"
   if [[ $(ip -o link show | awk -F': ' '$2 != "lo"' | wc -l) != 0 ]]; then
     echo "kubeadm-up: not a fresh network namespace; refusing to change it" >&2; exit 1
   fi
+  echo $$ >"$NODE_DIR/inner.pid" # after the check: the second node's veth is made once it is there
   ip link set lo up
   ip addr add "$NODE_IP/32" dev lo
   sysctl -qw net.ipv4.ip_forward=1 # per network namespace; kubeadm's preflight wants 1
@@ -198,15 +266,27 @@ inner() {
   printf '%s\t%s\n' "$NODE_IP" "$NODE_NAME" >>/etc/hosts
 
   echo "== containerd + images"
-  hack/containerd/up.sh up --state-dir "$OUT/containerd" --network bridge --pod-subnet "$NODE_POD_CIDR" \
+  hack/containerd/up.sh up --state-dir "$NODE_DIR/containerd" --network bridge --pod-subnet "$NODE_POD_CIDR" \
     --exit-with $$ --kubeadm-images "$OUT/images.txt" --kubeadm-bin-dir "$bin/images"
+}
 
-  own "$bin/forward" --listen "unix:$OUT/apiserver.sock" --to "tcp:$NODE_IP:6443" --exit-with $$ \
+inner() {
+  trap cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  node_setup
+
+  own "$bin/forward" --listen "unix:$OUT/apiserver.sock" --to "tcp:$CP_IP:6443" --exit-with $$ \
     >"$logs/forward-in.log" 2>&1 &
   fwd_pid=$!
 
-  echo "== kubeadm init"
+  echo "== cluster CA (kubeadm init phase certs ca), serving certificates, trust"
   write_kubeadm_config
+  "$bin/kubeadm" init phase certs ca --config "$OUT/kubeadm.yaml" >"$logs/kubeadm-ca.log" 2>&1
+  serving_certs
+  trust_cluster_ca
+
+  echo "== kubeadm init"
   own "$bin/kubeadm" init --config "$OUT/kubeadm.yaml" --ignore-preflight-errors "$IGNORE_PREFLIGHT" \
     -v 1 >"$logs/kubeadm-init.log" 2>&1 &
   kubeadm_pid=$!
@@ -216,7 +296,8 @@ inner() {
   kubeadm_pid=""
   echo "kubeadm init exited with status $status"
   if (( status == 0 )); then
-    kubeadm token create --print-join-command --kubeconfig /etc/kubernetes/admin.conf >"$OUT/join-command.txt" 2>&1 || true
+    kubeadm token create --print-join-command --kubeconfig /etc/kubernetes/admin.conf >"$OUT/join-command.txt" \
+      2>"$logs/kubeadm-token.log" || true
   fi
   echo "$status" >"$OUT/init-status"
   # The cluster, or as far as kubeadm got, stays until kubeadm-down.
@@ -225,8 +306,61 @@ inner() {
   wait "$sleep_pid" || true
 }
 
+# write_join_config: a JoinConfiguration from the join command the control plane printed (its
+# token and CA hash), with this node's name, CRI socket and node IP.
+write_join_config() {
+  local token hash
+  token=$(grep -o -- '--token [^ ]*' "$OUT/join-command.txt" | cut -d' ' -f2)
+  hash=$(grep -o -- '--discovery-token-ca-cert-hash [^ ]*' "$OUT/join-command.txt" | cut -d' ' -f2)
+  [[ -n $token && -n $hash ]] || { echo "kubeadm-up: no join command in $OUT/join-command.txt" >&2; exit 1; }
+  cat >"$NODE_DIR/kubeadm-join.yaml" <<EOF
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    apiServerEndpoint: $CP_IP:6443
+    token: $token
+    caCertHashes: [$hash]
+nodeRegistration:
+  name: $NODE_NAME
+  criSocket: unix://$NODE_DIR/containerd/containerd.sock
+  imagePullPolicy: Never
+  kubeletExtraArgs:
+  - name: node-ip
+    value: $NODE_IP
+EOF
+}
+
+# join_inner: the second node. The outside links it to the first (a veth pair, routes) once
+# this run has written its PID; containerd comes up, then `kubeadm join` and minikubelet from the
+# files join writes (bootstrap-kubelet.conf: minikubelet's TLS bootstrap).
+join_inner() {
+  trap cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  node_setup
+  printf '%s\t%s\n' "$CP_IP" minikubelet-cp >>/etc/hosts
+  local i
+  for (( i = 0; i < 300; i++ )); do [[ -f $NODE_DIR/linked ]] && break; sleep 0.1; done
+  [[ -f $NODE_DIR/linked ]] || { echo "kubeadm-up: the nodes were not linked" >&2; exit 1; }
+  echo "== kubeadm join"
+  write_join_config
+  own "$bin/kubeadm" join --config "$NODE_DIR/kubeadm-join.yaml" --ignore-preflight-errors "$IGNORE_PREFLIGHT" \
+    -v 1 >"$logs/kubeadm-join.log" 2>&1 &
+  kubeadm_pid=$!
+  logs_kubelet=$logs/minikubelet-node$NODE_INDEX.log start_kubelet
+  local status=0
+  wait "$kubeadm_pid" || status=$?
+  kubeadm_pid=""
+  echo "kubeadm join exited with status $status"
+  echo "$status" >"$NODE_DIR/join-status"
+  sleep infinity &
+  sleep_pid=$!
+  wait "$sleep_pid" || true
+}
+
 if [[ ${1:-} == --in-ns ]]; then
-  inner
+  if [[ $NODE_INDEX == 1 ]]; then inner; else join_inner; fi
   exit
 fi
 
@@ -235,8 +369,13 @@ fi
 # ---------------------------------------------------------------------------------------------
 inner_pid() { [[ -f $OUT/inner.pid ]] && kill -0 "$(<"$OUT/inner.pid")" 2>/dev/null && cat "$OUT/inner.pid"; }
 
+# node2_pid: the second node's in-namespace run, if it runs.
+node2_pid() { [[ -f $OUT/node2/inner.pid ]] && kill -0 "$(<"$OUT/node2/inner.pid")" 2>/dev/null && cat "$OUT/node2/inner.pid"; }
+
 down() {
   local pid
+  pid=$(node2_pid) || true
+  stop "$pid" "node 2's run (its namespaces)" 120
   pid=$(inner_pid) || true
   stop "$pid" "the kubeadm run (its namespaces)" 120
   [[ ! -f $OUT/forward.pid ]] || stop "$(<"$OUT/forward.pid")" "the host's forwarder" 5
@@ -245,7 +384,7 @@ down() {
     echo "kubeadm-down: mounts are left under $OUT; not removing its state" >&2
     exit 1
   fi
-  rm -rf "$OUT/overlay" "$OUT/containerd" "$OUT/admin.kubeconfig" "$OUT/init-status"
+  rm -rf "$OUT/overlay" "$OUT/containerd" "$OUT/admin.kubeconfig" "$OUT/init-status" "$OUT/node2"
   echo "kubeadm: down"
 }
 
@@ -302,8 +441,51 @@ up() {
   admin_kubeconfig
   echo "kubeadm init: $(tail -n 25 "$logs/kubeadm-init.log")" | tail -n 25
   echo "up: $((SECONDS - start)) s; status of kubeadm init: $(<"$OUT/init-status")"
+  [[ $(<"$OUT/init-status") == 0 ]] || exit 1
+  if (( NODES > 1 )); then
+    echo "== node 2"
+    join_node || { echo "kubeadm-up: kubeadm join failed; see $logs" >&2; exit 1; }
+    echo "up (2 nodes): $((SECONDS - start)) s"
+  fi
   echo "kubectl --kubeconfig $OUT/admin.kubeconfig get nodes; make kubeadm-shell; make kubeadm-down"
-  [[ $(<"$OUT/init-status") == 0 ]]
+}
+
+# link_nodes PID1 PID2: a veth pair between the two nodes' network namespaces (made in the first,
+# its peer moved into the second by PID: nothing on the host's), a route to the other node's
+# address and one to its pods' /24, each way.
+link_nodes() {
+  nsenter -t "$1" -n ip link add veth-n1 type veth peer name veth-n2 netns "$2"
+  nsenter -t "$1" -n sh -c 'ip link set veth-n1 up && ip route add 10.213.0.2/32 dev veth-n1 &&
+    ip route add 10.244.1.0/24 via 10.213.0.2 dev veth-n1 onlink'
+  nsenter -t "$2" -n sh -c 'ip link set veth-n2 up && ip route add 10.213.0.1/32 dev veth-n2 &&
+    ip route add 10.244.0.0/24 via 10.213.0.1 dev veth-n2 onlink'
+}
+
+# join_node: the second node, in namespaces of its own, joins with the printed join command.
+join_node() {
+  local pid i
+  mkdir -p "$OUT/node2"
+  NODE_INDEX=2 setsid unshare --net --mount --uts --propagation private -- "$0" --in-ns \
+    >"$logs/up-node2.log" 2>&1 </dev/null &
+  pid=$!
+  for (( i = 0; i < 600; i++ )); do
+    [[ -f $OUT/node2/inner.pid ]] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [[ -f $OUT/node2/inner.pid ]] || { echo "kubeadm-up: node 2's run ended early; see $logs/up-node2.log" >&2; return 1; }
+  link_nodes "$(inner_pid)" "$(<"$OUT/node2/inner.pid")"
+  touch "$OUT/node2/linked"
+  tail -n +1 -f --pid="$pid" "$logs/up-node2.log" &
+  local tail_pid=$!
+  for (( i = 0; i < 6000; i++ )); do
+    [[ -f $OUT/node2/join-status ]] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill "$tail_pid" 2>/dev/null || true
+  echo "kubeadm join: $(tail -n 8 "$logs/kubeadm-join.log")"
+  [[ -f $OUT/node2/join-status && $(<"$OUT/node2/join-status") == 0 ]]
 }
 
 shell() {

@@ -138,17 +138,50 @@ func iptablesFiles() ([]file, error) {
 	for _, n := range iptablesNames {
 		files = append(files, file{Path: "usr/sbin/" + n, Mode: 0o777, Symlink: "xtables-nft-multi"})
 	}
+	exts, err := iptablesExtensions(files)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, exts...)
+	return files, nil
+}
+
+// iptablesExtensions: the extensions (libxt_*.so …), and the libraries they need that the image
+// (have) does not hold yet: libxt_statistic.so, which kube-proxy's load balancing uses, needs
+// libm.so.6, which xtables-nft-multi itself does not ("Couldn't load match `statistic'").
+func iptablesExtensions(have []file) ([]file, error) {
 	exts, err := filepath.Glob("/usr/lib/*/xtables/*.so")
 	if err != nil || len(exts) == 0 {
 		return nil, fmt.Errorf("no iptables extensions in /usr/lib/*/xtables (Debian: apt-get install iptables)")
 	}
 	sort.Strings(exts)
+	seen := map[string]bool{}
+	for _, f := range have {
+		seen[f.Path] = true
+	}
+	var files []file
 	for _, e := range exts {
 		data, err := os.ReadFile(e)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, file{Path: strings.TrimPrefix(e, "/"), Mode: 0o644, Data: data})
+		out, err := exec.Command("ldd", e).Output()
+		if err != nil {
+			return nil, fmt.Errorf("ldd %s: %w", e, err)
+		}
+		for _, m := range lddPath.FindAllStringSubmatch(string(out), -1) {
+			lib := filepath.Clean(m[1])
+			if seen[strings.TrimPrefix(lib, "/")] {
+				continue
+			}
+			seen[strings.TrimPrefix(lib, "/")] = true
+			data, err := os.ReadFile(lib) // follows symlinks, as hostToolFiles
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, file{Path: strings.TrimPrefix(lib, "/"), Mode: 0o755, Data: data})
+		}
 	}
 	return files, nil
 }

@@ -68,7 +68,7 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 	repo := framework.RepoRoot()
 	out := t.TempDir()
 	before := snapshot(t)
-	env := append(os.Environ(), "OUT="+out, "KUBEADM_API_PORT=16543")
+	env := append(os.Environ(), "OUT="+out, "KUBEADM_API_PORT=16543", "KUBEADM_NODES=2")
 	script := filepath.Join(repo, "hack", "kubeadm", "up.sh")
 	t.Cleanup(func() {
 		down := exec.Command("bash", script, "down")
@@ -104,19 +104,118 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 	}
 	kubectl := filepath.Join(out, "bin", "kubectl")
 	kc := filepath.Join(out, "admin.kubeconfig")
-	nodes, err := exec.Command(kubectl, "--kubeconfig", kc, "wait", "--for=condition=Ready", "node/minikubelet-cp", "--timeout=120s").CombinedOutput()
+	// Both: the control plane (kubeadm init) and the node that joined (kubeadm join, TLS bootstrap).
+	nodes, err := exec.Command(kubectl, "--kubeconfig", kc, "wait", "--for=condition=Ready", "node/minikubelet-cp", "node/minikubelet-w1", "--timeout=120s").CombinedOutput()
 	if err != nil {
-		t.Fatalf("node minikubelet-cp not Ready through the host's forwarder: %v\n%s", err, nodes)
+		t.Fatalf("nodes minikubelet-cp and minikubelet-w1 not Ready through the host's forwarder: %v\n%s", err, nodes)
+	}
+	k := func(args ...string) ([]byte, error) {
+		return exec.Command(kubectl, append([]string{"--kubeconfig", kc}, args...)...).CombinedOutput()
 	}
 	for _, c := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		pod := "pod/" + c + "-minikubelet-cp"
-		if b, err := exec.Command(kubectl, "--kubeconfig", kc, "-n", "kube-system", "wait", "--for=condition=Ready", pod, "--timeout=120s").CombinedOutput(); err != nil {
+		// A mirror pod refused at the start (its PriorityClass not made yet) is created again at
+		// a later sync of its static pod: wait for it to exist, then to be Ready.
+		if b, err := k("-n", "kube-system", "wait", "--for=create", pod, "--timeout=120s"); err != nil {
+			t.Errorf("mirror pod %s not created: %v\n%s", pod, err, b)
+		} else if b, err := k("-n", "kube-system", "wait", "--for=condition=Ready", pod, "--timeout=120s"); err != nil {
 			t.Errorf("mirror pod %s not Ready: %v\n%s", pod, err, b)
 		}
 	}
+	// The addons kubeadm applied, run by minikubelet: kube-proxy (DaemonSet) and CoreDNS.
+	for _, sel := range []string{"k8s-app=kube-proxy", "k8s-app=kube-dns"} {
+		if b, err := k("-n", "kube-system", "wait", "--for=condition=Ready", "pod", "-l", sel, "--timeout=180s"); err != nil {
+			t.Errorf("pods %s not Ready: %v\n%s", sel, err, b)
+		}
+	}
+	// kube-proxy runs on both nodes (a DaemonSet).
+	if b, err := k("-n", "kube-system", "get", "ds", "kube-proxy", "-o", "jsonpath={.status.numberReady}"); err != nil || string(b) != "2" {
+		t.Errorf("kube-proxy pods Ready: %q (%v); want 2", b, err)
+	}
+	// mark-control-plane ran: the role label and the taint.
+	if b, err := k("get", "node", "minikubelet-cp", "-o", "jsonpath={.metadata.labels.node-role\\.kubernetes\\.io/control-plane}|{.spec.taints[*].key}"); err != nil || !strings.Contains(string(b), "|node-role.kubernetes.io/control-plane") {
+		t.Errorf("mark-control-plane: label|taints %q (%v)", b, err)
+	}
+	noRestarts(t, k)
+	serviceAndDNS(t, k)
 	join, err := os.ReadFile(filepath.Join(out, "join-command.txt"))
 	if err != nil || !strings.HasPrefix(string(join), "kubeadm join ") {
 		t.Errorf("kubeadm token create --print-join-command: %q (%v)", join, err)
+	}
+}
+
+// noRestarts: no container of kube-system was restarted (a failing probe restarts it).
+func noRestarts(t *testing.T, k func(...string) ([]byte, error)) {
+	t.Helper()
+	b, err := k("-n", "kube-system", "get", "pods", "-o", `jsonpath={range .items[*]}{.metadata.name}={.status.containerStatuses[*].restartCount}{"\n"}{end}`)
+	if err != nil {
+		t.Fatalf("kube-system pods: %v\n%s", err, b)
+	}
+	for _, l := range strings.Fields(string(b)) {
+		if !strings.HasSuffix(l, "=0") {
+			t.Errorf("a kube-system container was restarted: %s", l)
+		}
+	}
+}
+
+// serviceManifest: a backend pod on the node that joined, a ClusterIP Service for it and a client
+// pod on the control-plane node (nodeName: not scheduled, so the control-plane taint does not
+// keep it away), so that the Service's traffic crosses from one node to the other.
+const serviceManifest = `
+apiVersion: v1
+kind: Pod
+metadata: {name: web, labels: {app: web}}
+spec:
+  nodeName: minikubelet-w1
+  containers:
+  - name: web
+    image: docker.io/minikubelet/busybox:local
+    imagePullPolicy: Never
+    command: [sh, -c, 'mkdir -p /www && echo hello-from-web > /www/index.html && exec httpd -f -p 8080 -h /www']
+    readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: client}
+spec:
+  nodeName: minikubelet-cp
+  containers:
+  - name: client
+    image: docker.io/minikubelet/busybox:local
+    imagePullPolicy: Never
+    command: [sleep, "3600"]
+`
+
+// serviceAndDNS: from a pod, kubernetes.default.svc.cluster.local resolves through CoreDNS (the
+// pod's resolv.conf from clusterDNS) and the Service's name reaches its backend on the other node
+// (kube-proxy's iptables rules, the route between the nodes' pod networks).
+func serviceAndDNS(t *testing.T, k func(...string) ([]byte, error)) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "svc.yaml")
+	if err := os.WriteFile(f, []byte(serviceManifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := k("apply", "-f", f); err != nil {
+		t.Fatalf("apply: %v\n%s", err, b)
+	}
+	if b, err := k("wait", "--for=condition=Ready", "pod/web", "pod/client", "--timeout=120s"); err != nil {
+		t.Fatalf("web and client pods: %v\n%s", err, b)
+	}
+	b, err := k("exec", "client", "--", "nslookup", "kubernetes.default.svc.cluster.local")
+	if err != nil || !strings.Contains(string(b), "10.96.0.1") {
+		t.Errorf("nslookup kubernetes.default.svc.cluster.local from a pod: %v\n%s", err, b)
+	}
+	// nc, not busybox's wget: the latter crashes (SIGSEGV) in this busybox build.
+	b, err = k("exec", "client", "--", "sh", "-c", `printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 5 web.default.svc.cluster.local 80`)
+	if err != nil || !strings.Contains(string(b), "200 OK") || !strings.HasSuffix(strings.TrimSpace(string(b)), "hello-from-web") {
+		t.Errorf("the Service web from a pod: %v\n%s", err, b)
 	}
 }
 
