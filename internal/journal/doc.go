@@ -57,8 +57,8 @@
 //	                                                        → hostPath, …), dir (first set-up only, not
 //	                                                        the remount of every pod sync)
 //	volume     tearDown                               yes  volume (the pod's containers are gone)
-//	volume     removeOrphan                           -    error; UID only (housekeeping removed the
-//	                                                        directory of a pod that is gone)
+//	volume     removeOrphan                           -    uid, error (housekeeping removed the directory
+//	                                                        of a pod that is gone: it knows no name)
 //
 // A pod is "namespace/name" (PodKey). A kubectl delete shows as configCh DELETE (graceful
 // deletion: deletionTimestamp set), later configCh REMOVE (the pod is gone from the API server,

@@ -268,7 +268,7 @@ func (m *Manager) CleanupOrphanedPodDirs(ctx context.Context, keep map[types.UID
 		}
 		klog.FromContext(ctx).V(2).Info("Removing the directory of a pod that is gone", "podUID", uid)
 		err := m.cfg.Projector.CleanupPod(uid)
-		m.cfg.Journal.Record("removeOrphan", journal.PodRef{UID: string(uid)}, journal.WithError(nil, err))
+		m.cfg.Journal.Record("removeOrphan", journal.PodRef{UID: string(uid)}, journal.WithError(map[string]string{"uid": string(uid)}, err))
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
