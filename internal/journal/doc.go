@@ -17,6 +17,7 @@
 //	status manager ────┤   oldest overwritten)         authentication) ◀── minikubelet journal
 //	lease, secrets ────┤
 //	prober, eviction ──┤
+//	volume manager ────┤
 //	start order ───────┘
 //
 // # Sources and kinds (labs depend on these strings)
@@ -52,6 +53,12 @@
 //	                                                        must reclaim: one per pass while it lasts)
 //	eviction   evict                                  yes  signal, gracePeriod, message
 //	eviction   reject                                 yes  conditions (admission refused a pod under pressure)
+//	volume     setUp                                  yes  volume, type (configMap, persistentVolumeClaim
+//	                                                        → hostPath, …), dir (first set-up only, not
+//	                                                        the remount of every pod sync)
+//	volume     tearDown                               yes  volume (the pod's containers are gone)
+//	volume     removeOrphan                           -    uid, error (housekeeping removed the directory
+//	                                                        of a pod that is gone: it knows no name)
 //
 // A pod is "namespace/name" (PodKey). A kubectl delete shows as configCh DELETE (graceful
 // deletion: deletionTimestamp set), later configCh REMOVE (the pod is gone from the API server,

@@ -24,6 +24,7 @@ const (
 	SourceStart     = "start"     // a step of the start order started or stopped (pkg/kubelet)
 	SourceProbe     = "probe"     // a probe's result changed (pkg/prober)
 	SourceEviction  = "eviction"  // pressure conditions, thresholds met, evictions, refusals (pkg/eviction)
+	SourceVolume    = "volume"    // the volume manager set a volume up, tore it down, removed a pod's directory
 )
 
 // Event is one thing that happened in the kubelet. Record fills Seq and Time.

@@ -185,6 +185,11 @@ func (e *env) journal(ctx context.Context, name string) ([]journal.Event, error)
 	if err != nil {
 		return nil, fmt.Errorf("the kubelet's journal: %w", err)
 	}
+	return decodePage(body)
+}
+
+// decodePage is the events of a journal page as GET /debug/journal returns it.
+func decodePage(body []byte) ([]journal.Event, error) {
 	var page journal.Page
 	if err := json.Unmarshal(body, &page); err != nil {
 		return nil, fmt.Errorf("the kubelet's journal is not a journal page: %w", err)

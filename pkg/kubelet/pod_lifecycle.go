@@ -166,6 +166,7 @@ func (k *Kubelet) newVolumeManager(lc podLifecycle) (*volumemanager.Manager, err
 	return volumemanager.New(volumemanager.Config{
 		RootDir: k.opts.RootDir, Projector: projector, Client: k.client, Pods: lc.podManager,
 		PodState: podVolumeState{workers: lc.podWorkers, pods: lc.podManager}, Recorder: k.recorder, Clock: k.clock,
+		Journal: k.journal.For(journal.SourceVolume),
 		NodeLabels: func(ctx context.Context) (map[string]string, error) {
 			node, err := k.client.CoreV1().Nodes().Get(ctx, k.opts.NodeName, metav1.GetOptions{})
 			if err != nil {

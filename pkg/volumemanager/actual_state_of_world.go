@@ -8,12 +8,15 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/internal/journal"
 )
 
 // mountedVolume is a volume that is set up: the host path the runtime bind-mounts.
 type mountedVolume struct {
 	volumeToMount
 	dir string
+	pod journal.PodRef // whose volume, for the journal's tearDown after the pod is gone
 	// remountRequired: set up again (ReprocessPod on a pod sync, for a plugin whose content
 	// follows API objects); the volume stays usable meanwhile.
 	remountRequired bool

@@ -122,3 +122,13 @@ func sourceType(v reflect.Value) string {
 	}
 	return "(none set)"
 }
+
+// typeName is the volume's type as a manifest spells it: "configMap", "emptyDir", or
+// "persistentVolumeClaim → hostPath" for a claim bound to a hostPath PV.
+func (s volumeSpec) typeName() string {
+	inline := sourceType(reflect.ValueOf(s.volume.VolumeSource))
+	if s.pv == nil {
+		return inline
+	}
+	return inline + " → " + sourceType(reflect.ValueOf(s.pv.Spec.PersistentVolumeSource))
+}

@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/internal/journal"
 )
 
 // reconcileOnce is one turn of the reconciler (upstream reconcile): unmount first, so a volume
@@ -40,6 +42,7 @@ func (m *Manager) unmountVolumes(ctx context.Context) {
 					return fmt.Errorf("UnmountVolume.TearDown failed for volume %q pod %q : %w", mv.spec.name(), uid, err)
 				}
 				m.asw.markUnmounted(uid, name)
+				m.cfg.Journal.Record("tearDown", mv.pod, map[string]string{"volume": name})
 				klog.FromContext(ctx).V(2).Info("UnmountVolume.TearDown succeeded", "podUID", uid, "volume", name)
 				return nil
 			})
@@ -70,7 +73,10 @@ func (m *Manager) mountVolume(ctx context.Context, pod *corev1.Pod, v volumeToMo
 	if err != nil {
 		return m.mountFailed(pod, v, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.spec.name(), err)) // upstream's spacing
 	}
-	m.asw.markMounted(pod.UID, mountedVolume{volumeToMount: v, dir: dir})
+	if _, again := m.asw.mountedVolumes(pod.UID)[v.outerName]; !again { // a remount is not news
+		m.cfg.Journal.Record("setUp", journal.Pod(pod), map[string]string{"volume": v.outerName, "type": v.spec.typeName(), "dir": dir})
+	}
+	m.asw.markMounted(pod.UID, mountedVolume{volumeToMount: v, dir: dir, pod: journal.Pod(pod)})
 	m.mu.Lock()
 	delete(m.failingSince, opKey(pod.UID, v.outerName))
 	m.mu.Unlock()

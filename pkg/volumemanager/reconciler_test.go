@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/minikubelet/minikubelet/internal/journal"
 )
 
 // The reconciler sets up what pods need — an emptyDir in the pod's directory, a hostPath PV at
@@ -202,5 +205,37 @@ func TestWaitForAttachAndMountTimesOut(t *testing.T) {
 	}
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "unmounted volumes=[creds], unattached volumes=[], failed to process volumes=[creds]: ") {
 		t.Fatalf("WaitForAttachAndMount = %v, want a timeout naming creds", err)
+	}
+}
+
+// The journal tells a volume's story once: setUp when first set up (a remount on a later pod
+// sync is not recorded again), tearDown under the pod's name after the pod is gone, and
+// removeOrphan when housekeeping removes the pod's directory.
+func TestReconcilerJournal(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	tm := newTestManager(t)
+	tm.addPod(testPod("uid-1", corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		corev1.Volume{Name: "token", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}))
+	tm.turn(ctx)
+	tm.ReprocessPod("uid-1") // a pod sync: the secret volume is set up again
+	tm.turn(ctx)
+	tm.pods.stopped["uid-1"] = true
+	tm.turn(ctx)
+	if err := tm.CleanupOrphanedPodDirs(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range tm.journal.Read(0, journal.Filter{Source: journal.SourceVolume}).Events {
+		got = append(got, e.Kind+" "+e.Pod+" "+e.UID+" "+e.Fields["volume"]+" "+e.Fields["type"])
+	}
+	slices.Sort(got[:2])
+	slices.Sort(got[2:4])
+	want := []string{
+		"setUp shop/web-0 uid-1 scratch emptyDir", "setUp shop/web-0 uid-1 token secret",
+		"tearDown shop/web-0 uid-1 scratch ", "tearDown shop/web-0 uid-1 token ",
+		"removeOrphan  uid-1  ",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("journal:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/volume"
 )
 
@@ -56,6 +57,9 @@ type Config struct {
 	// the API server.
 	NodeLabels func(ctx context.Context) (map[string]string, error)
 	Clock      clock.WithTicker // the loops, back-off and WaitForAttachAndMount; nil is the real clock
+	// Journal records each first set-up ("setUp"), tear-down ("tearDown") and orphaned pod
+	// directory removed ("removeOrphan"); the zero Recorder records nothing.
+	Journal journal.Recorder
 }
 
 // Manager is the volume manager: see the package documentation.
@@ -263,7 +267,9 @@ func (m *Manager) CleanupOrphanedPodDirs(ctx context.Context, keep map[types.UID
 			continue
 		}
 		klog.FromContext(ctx).V(2).Info("Removing the directory of a pod that is gone", "podUID", uid)
-		errs = append(errs, m.cfg.Projector.CleanupPod(uid))
+		err := m.cfg.Projector.CleanupPod(uid)
+		m.cfg.Journal.Record("removeOrphan", journal.PodRef{UID: string(uid)}, journal.WithError(map[string]string{"uid": string(uid)}, err))
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -17,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/internal/journal"
 	"github.com/minikubelet/minikubelet/pkg/volume"
 )
 
@@ -49,6 +50,7 @@ type testManager struct {
 	clk      *clocktesting.FakeClock
 	recorder *record.FakeRecorder
 	pods     *fakePods
+	journal  *journal.Journal
 
 	mu          sync.Mutex
 	secret      string // the content of every Secret's key "k"
@@ -60,6 +62,7 @@ func newTestManager(t *testing.T, objects ...runtime.Object) *testManager {
 	t.Helper()
 	tm := &testManager{root: t.TempDir(), clk: clocktesting.NewFakeClock(time.Now()), recorder: record.NewFakeRecorder(100),
 		pods: &fakePods{stopped: map[types.UID]bool{}}, secret: "v1"}
+	tm.journal = journal.NewWithClock(journal.DefaultSize, tm.clk)
 	projector, err := volume.New(volume.Config{RootDir: tm.root, Clock: tm.clk,
 		GetSecret: func(context.Context, string, string) (*corev1.Secret, error) {
 			tm.mu.Lock()
@@ -75,7 +78,7 @@ func newTestManager(t *testing.T, objects ...runtime.Object) *testManager {
 		t.Fatal(err)
 	}
 	tm.Manager, err = New(Config{RootDir: tm.root, Projector: projector, Client: fake.NewClientset(objects...),
-		Pods: tm.pods, PodState: tm.pods, Recorder: tm.recorder, Clock: tm.clk,
+		Pods: tm.pods, PodState: tm.pods, Recorder: tm.recorder, Clock: tm.clk, Journal: tm.journal.For(journal.SourceVolume),
 		NodeLabels: func(context.Context) (map[string]string, error) {
 			return map[string]string{corev1.LabelHostname: "node-a"}, nil
 		}})

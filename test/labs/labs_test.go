@@ -199,7 +199,7 @@ func waitRunning(t *testing.T, names ...string) {
 	}
 }
 
-// TestLabs runs the labs in order on one node, as a student does. Labs 09 and 10 also run alone
+// TestLabs runs the labs in order on one node, as a student does. Labs 09, 10 and 12 also run alone
 // (go test -run 'TestLabs/10'): they start the node when lab 01 did not.
 func TestLabs(t *testing.T) {
 	rootDir, err := os.MkdirTemp("", "mkl") // short: the fake runtime's socket lives here
@@ -223,6 +223,7 @@ func TestLabs(t *testing.T) {
 	t.Run("08-kubectl-exec", n.lab08)
 	t.Run("09-probes-and-init-containers", n.lab09)
 	t.Run("10-resource-management", n.lab10)
+	t.Run("12-volume-manager", n.lab12) // 11 is kept for the kubeadm cluster lab
 }
 
 // Lab 01: make run, then a pod, then the kubelet restarted.
@@ -570,11 +571,14 @@ func cleanUp(nodeName string) {
 	now := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
 	for _, pod := range []string{"hello", "lab04-kill", "lab04-sandbox", "lab05-crash", "lab05-once", "lab06-status", "lab07-app", "lab08-shell",
 		"lab09-liveness", "lab09-ready", "lab09-init", "lab09-init-crash", "lab09-init-never", "lab09-sidecar", "lab09-shutdown",
-		"lab10-guaranteed", "lab10-burstable", "lab10-besteffort", "lab10-too-big", "lab10-oom", "lab10-hog"} {
+		"lab10-guaranteed", "lab10-burstable", "lab10-besteffort", "lab10-too-big", "lab10-oom", "lab10-hog", "lab12-vol", "lab12-escape"} {
 		_ = cluster.Client.CoreV1().Pods("default").Delete(ctx, pod, now)
 	}
 	_ = cluster.Client.CoreV1().Secrets("default").Delete(ctx, "lab07-secret", metav1.DeleteOptions{})
 	_ = cluster.Client.CoreV1().ConfigMaps("default").Delete(ctx, "lab07-config", metav1.DeleteOptions{})
+	_ = cluster.Client.CoreV1().ConfigMaps("default").Delete(ctx, "lab12-config", metav1.DeleteOptions{})
+	_ = cluster.Client.CoreV1().PersistentVolumeClaims("default").Delete(ctx, "lab12-data", metav1.DeleteOptions{})
+	_ = cluster.Client.CoreV1().PersistentVolumes().Delete(ctx, "lab12-pv", metav1.DeleteOptions{})
 	_ = cluster.Client.CoreV1().Nodes().Delete(ctx, nodeName, metav1.DeleteOptions{})
 }
 

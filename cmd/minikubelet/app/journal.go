@@ -48,7 +48,7 @@ happen, until Ctrl-C. Examples:
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until Ctrl-C")
 	cmd.Flags().StringVar(&filter.Pod, "pod", "", "only the events of this pod, namespace/name")
-	cmd.Flags().StringVar(&filter.Source, "source", "", "only the events of this source: syncloop, podworker, cri, pleg, status, lease, secrets, probe or start")
+	cmd.Flags().StringVar(&filter.Source, "source", "", "only the events of this source: syncloop, podworker, cri, pleg, status, lease, secrets, probe, eviction, volume or start")
 	cmd.Flags().StringVar(&address, "address", "127.0.0.1:10256", "minikubelet's --debug-address")
 	return cmd
 }
