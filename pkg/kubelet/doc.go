@@ -40,6 +40,7 @@
 //	syncloop             the main loop
 //	healthz              plain-HTTP /healthz on healthzBindAddress:healthzPort (kubeadm polls 127.0.0.1:10248)
 //	node-registration    the Node object (retries until it exists), after the syncloop: static pods run meanwhile
+//	plugin-manager       CSI drivers in <root-dir>/plugins_registry registered; the CSINode kept
 //	lease                the Lease heartbeat, every nodeLeaseDurationSeconds/4
 //	lease-keeper         --debug-keepalive: a child renews the Lease while a debugger holds us
 //	node-status          node status every nodeStatusUpdateFrequency

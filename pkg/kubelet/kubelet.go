@@ -154,6 +154,7 @@ func (k *Kubelet) startOrder() []step {
 		{"syncloop", k.startSyncLoop},                      // the main loop: everything above meets here
 		{"healthz", k.startHealthz},                        // healthzBindAddress:healthzPort: plain-HTTP /healthz (kubeadm polls 127.0.0.1:10248)
 		{"node-registration", k.registerNode},              // the Node object (retries until it exists)
+		{"plugin-manager", k.startPluginManager},           // CSI drivers in <root-dir>/plugins_registry: registered, CSINode kept
 		{"lease", k.startLease},                            // the Lease heartbeat, renewed every nodeLeaseDurationSeconds/4
 		{"lease-keeper", k.startLeaseKeeper},               // --debug-keepalive: a child renews the Lease while a debugger holds us
 		{"node-status", k.startNodeStatus},                 // node status every nodeStatusUpdateFrequency
@@ -187,6 +188,12 @@ func (k *Kubelet) startHealthz(context.Context) (component, error) {
 // WaitForAttachAndMount until they have set up a pod's volumes.
 func (k *Kubelet) startVolumeManager(context.Context) (component, error) {
 	return loop(k.volumeManager.Run), nil
+}
+
+// startPluginManager watches <root-dir>/plugins_registry for CSI drivers and keeps the CSINode,
+// once the Node exists (upstream starts its plugin manager after registering the node).
+func (k *Kubelet) startPluginManager(context.Context) (component, error) {
+	return k.csi, nil
 }
 
 // startPodWorkers lets the pod workers run; they go before the status manager, which asks them

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/internal/journal"
+	"github.com/minikubelet/minikubelet/pkg/csi"
 	"github.com/minikubelet/minikubelet/pkg/dns"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
@@ -50,6 +51,7 @@ type podLifecycle struct {
 	podWorkers       *podworkers.PodWorkers // one goroutine per pod, calling SyncPod & co. (pod_sync.go)
 	runtimeHelper    *runtimeHelper         // a container's env and mounts (volumes.go)
 	volumeManager    *volumemanager.Manager // pods' volumes: desired and actual state of world, the reconciler
+	csi              *csi.Manager           // CSI drivers registered in <root-dir>/plugins_registry, and their volumes
 	tokens           *token.Manager         // service account tokens of projected volumes
 	probes           *probes                // liveness, readiness and startup probes and their results
 	podSources       *podsource.Sources     // the API server's pods for this node, static manifests
@@ -130,7 +132,7 @@ func (k *Kubelet) newPodLifecycle() (podLifecycle, error) {
 	if lc.podWorkers, err = newPodWorkers(k, lc.podCache, cfg.SyncFrequency.Duration, clk, k.metrics, k.journal); err != nil {
 		return lc, err
 	}
-	if lc.volumeManager, err = k.newVolumeManager(lc); err != nil {
+	if lc.volumeManager, lc.csi, err = k.newVolumeManager(lc); err != nil {
 		return lc, err
 	}
 	lc.runtimeHelper = &runtimeHelper{secrets: lc.secretManager, volumes: lc.volumeManager, services: k.services,
@@ -155,16 +157,20 @@ func (k *Kubelet) newPodLifecycle() (podLifecycle, error) {
 
 // newVolumeManager makes the volume manager over pkg/volume's writers: it reads the pod manager's
 // pods, asks the pod workers where each pod is, and gets claims, volumes and the Node's labels
-// as the node.
-func (k *Kubelet) newVolumeManager(lc podLifecycle) (*volumemanager.Manager, error) {
+// as the node; CSI volumes go through pkg/csi, whose plugin watcher runs as its own step.
+func (k *Kubelet) newVolumeManager(lc podLifecycle) (*volumemanager.Manager, *csi.Manager, error) {
 	projector, err := volume.New(volume.Config{RootDir: k.opts.RootDir, GetSecret: lc.secretManager.GetSecret,
 		GetConfigMap: lc.secretManager.GetConfigMap, GetServiceAccountToken: lc.tokens.GetServiceAccountToken,
 		NodeAllocatable: lc.allocatable, Clock: k.clock})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return volumemanager.New(volumemanager.Config{
-		RootDir: k.opts.RootDir, Projector: projector, Client: k.client, Pods: lc.podManager,
+	csiVolumes, err := csi.New(csi.Config{RootDir: k.opts.RootDir, NodeName: k.opts.NodeName, Client: k.client, Clock: k.clock})
+	if err != nil {
+		return nil, nil, err
+	}
+	vm, err := volumemanager.New(volumemanager.Config{
+		RootDir: k.opts.RootDir, Projector: projector, Client: k.client, Pods: lc.podManager, CSI: csiVolumes,
 		PodState: podVolumeState{workers: lc.podWorkers, pods: lc.podManager}, Recorder: k.recorder, Clock: k.clock,
 		Journal: k.journal.For(journal.SourceVolume),
 		NodeLabels: func(ctx context.Context) (map[string]string, error) {
@@ -175,6 +181,7 @@ func (k *Kubelet) newVolumeManager(lc podLifecycle) (*volumemanager.Manager, err
 			return node.Labels, nil
 		},
 	})
+	return vm, csiVolumes, err
 }
 
 // newPodWorkers makes the pod workers, which call the Kubelet's syncs (pod_sync.go) and resync

@@ -13,7 +13,8 @@
 //     nestedpendingoperations and exponential back-off, and operation_generator.go's
 //     checkNodeAffinity and error messages (reconciler.go);
 //   - the VolumePluginMgr and the secret, configmap, projected, downwardapi, empty_dir,
-//     hostpath and local plugins (plugins.go; the writers themselves live in pkg/volume);
+//     hostpath and local plugins (plugins.go; the writers themselves live in pkg/volume), and
+//     the csi plugin (csi.go, over pkg/csi);
 //   - pkg/kubelet/kubelet_volumes.go cleanupOrphanedPodDirs (CleanupOrphanedPodDirs);
 //   - pkg/kubelet/kubelet.go SyncPod, which calls WaitForAttachAndMount and records "Unable to
 //     attach or mount volumes: …" (pkg/kubelet/pod_sync.go).
@@ -62,8 +63,8 @@
 //
 // No attach/detach (no plugin attaches: "unattached volumes" is always empty), no reconstruction
 // after a restart (the reconciler sets every volume up again, which rewrites nothing that is
-// current), no block volumes, no SELinux relabel, no volume GID annotation, no CSI and no other
-// network volume type: such a volume is refused with upstream's "no volume plugin matched" and
+// current), no block volumes, no SELinux relabel, no volume GID annotation, no network volume type
+// other than CSI (csi.go hands csi PVs and inline csi volumes to pkg/csi): such a volume is refused with upstream's "no volume plugin matched" and
 // the note that minikubelet does not support it (docs/features.md lists what it does). A
 // hostPath or local PersistentVolume is the node's path, which the runtime bind-mounts (a real
 // directory on the fake runtime) — no mount of our own.

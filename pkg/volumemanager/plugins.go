@@ -104,7 +104,7 @@ const supportedDoc = "docs/features.md#volumes"
 // unsupported says which type is missing and where the supported ones are listed.
 func unsupported(spec volumeSpec) string {
 	if spec.pv != nil {
-		return fmt.Sprintf("PersistentVolume %q is of type %s, which minikubelet does not support (only hostPath and local PersistentVolumes; %s lists what is supported)",
+		return fmt.Sprintf("PersistentVolume %q is of type %s, which minikubelet does not support (only hostPath, local and csi PersistentVolumes; %s lists what is supported)",
 			spec.pv.Name, sourceType(reflect.ValueOf(spec.pv.Spec.PersistentVolumeSource)), supportedDoc)
 	}
 	return fmt.Sprintf("volume type %s is not supported by minikubelet (%s lists what is supported)",

@@ -57,6 +57,7 @@ type Config struct {
 	// the API server.
 	NodeLabels func(ctx context.Context) (map[string]string, error)
 	Clock      clock.WithTicker // the loops, back-off and WaitForAttachAndMount; nil is the real clock
+	CSI        CSIVolumes       // csi PersistentVolumes and inline csi volumes; nil refuses them as unsupported
 	// Journal records each first set-up ("setUp"), tear-down ("tearDown") and orphaned pod
 	// directory removed ("removeOrphan"); the zero Recorder records nothing.
 	Journal journal.Recorder
@@ -94,6 +95,9 @@ func New(cfg Config) (*Manager, error) {
 		processed:    map[types.UID]bool{},
 		pending:      map[string]bool{},
 		failingSince: map[string]time.Time{},
+	}
+	if cfg.CSI != nil {
+		m.plugins = append(m.plugins, csiPlugin{volumes: cfg.CSI})
 	}
 	m.backoff = newOperationBackoff(m)
 	return m, nil

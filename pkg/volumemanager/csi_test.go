@@ -1,0 +1,55 @@
+package volumemanager
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/pkg/csi"
+)
+
+// recordingCSI records the volumes handed to pkg/csi.
+type recordingCSI struct{ setUp, tornDown []csi.Volume }
+
+func (r *recordingCSI) SetUp(_ context.Context, _ *corev1.Pod, v csi.Volume) (string, error) {
+	r.setUp = append(r.setUp, v)
+	return "/target/" + v.Name, nil
+}
+
+func (r *recordingCSI) TearDown(_ context.Context, _ types.UID, v csi.Volume) error {
+	r.tornDown = append(r.tornDown, v)
+	return nil
+}
+
+// A csi PV is named after the PV (upstream's specVolumeID: kubernetes.io~csi/<pv>), an inline
+// csi volume after the pod's volume; without CSI configured both stay "no volume plugin matched".
+func TestCSIPluginPicksCSIVolumes(t *testing.T) {
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1"}, Spec: corev1.PersistentVolumeSpec{
+		PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}}}}
+	claimed := volumeSpec{volume: &corev1.Volume{Name: "data"}, pv: pv, readOnly: true}
+	inline := volumeSpec{volume: &corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d"}}}}
+	rec := &recordingCSI{}
+	plugins := []plugin{projectorPlugin{}, localPlugin{}, csiPlugin{volumes: rec}}
+	for _, spec := range []volumeSpec{claimed, inline} {
+		p, err := findPlugin(plugins, spec)
+		if err != nil {
+			t.Fatalf("%s: %v", spec.name(), err)
+		}
+		if _, err := p.setUp(t.Context(), &corev1.Pod{}, spec); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.tearDown("uid", spec); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := findPlugin(plugins[:2], spec); err == nil {
+			t.Errorf("%s: found a plugin without CSI configured", spec.name())
+		}
+	}
+	if len(rec.setUp) != 2 || rec.setUp[0].Name != "pv-1" || rec.setUp[0].PV != pv || !rec.setUp[0].ReadOnly ||
+		rec.setUp[1].Name != "scratch" || rec.setUp[1].Inline == nil || len(rec.tornDown) != 2 {
+		t.Fatalf("set up %+v, torn down %+v; want pv-1 (read-only, the PV) then scratch (inline), both torn down", rec.setUp, rec.tornDown)
+	}
+}
