@@ -139,6 +139,8 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 	}
 	noRestarts(t, k)
 	serviceAndDNS(t, k)
+	kubeletRestart(t, k, script, out, env)
+	noRestarts(t, k)
 	join, err := os.ReadFile(filepath.Join(out, "join-command.txt"))
 	if err != nil || !strings.HasPrefix(string(join), "kubeadm join ") {
 		t.Errorf("kubeadm token create --print-join-command: %q (%v)", join, err)
