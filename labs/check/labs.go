@@ -29,6 +29,7 @@ func allLabs() []lab {
 		{"08-kubectl-exec", lab08()},
 		{"09-probes-and-init-containers", lab09()},
 		{"10-resource-management", lab10()},
+		{"11-kubeadm-cluster", lab11()},
 	}
 }
 
