@@ -16,7 +16,7 @@ CLUSTER ?= local
 # METRICS_SERVER=0: make run (and make debug) start no metrics-server (no kubectl top).
 METRICS_SERVER ?= 1
 
-.PHONY: bench all build test test-unit test-fuzz test-e2e verify cluster-build cluster-up cluster-down cluster-status metrics-server-up run debug journal lab-check labs-test containerd-install containerd-up containerd-down containerd-status conformance test-conformance kind-up kind-down kubeadm-up kubeadm-down kubeadm-shell clean
+.PHONY: bench all build test test-unit test-fuzz test-e2e verify cluster-build cluster-up cluster-down cluster-status metrics-server-up run debug journal lab-check labs-test containerd-install containerd-up containerd-down containerd-status conformance test-conformance kind-up kind-down kubeadm-up kubeadm-down kubeadm-shell kubeadm-restart-kubelet clean
 
 all: build
 
@@ -191,6 +191,11 @@ kubeadm-down:
 # kubeadm-shell: a shell inside the cluster's namespaces (KUBECONFIG=/etc/kubernetes/admin.conf).
 kubeadm-shell:
 	hack/kubeadm/up.sh shell
+
+# kubeadm-restart-kubelet: SIGTERM minikubelet on node NODE (1, the control plane; 2 the node that
+# joined) and start it again with the same files and flags; its pods are adopted, not restarted.
+kubeadm-restart-kubelet:
+	hack/kubeadm/up.sh restart-kubelet $(or $(NODE),1)
 
 ##@ kind (needs a Docker engine; not in CI)
 

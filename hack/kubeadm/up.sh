@@ -28,6 +28,9 @@
 #          forwarder, and remove _output/kubeadm's state. Ctrl-C during `up` does the same.
 #   shell  a shell inside the namespaces (nsenter), with KUBECONFIG=/etc/kubernetes/admin.conf
 #          and kubeadm, kubectl, crictl… on PATH.
+#   restart-kubelet [NODE]  stop minikubelet on node NODE (1, the control plane, by default; 2 the
+#          node that joined) by SIGTERM to its PID and start it again with the same files and
+#          flags, as `systemctl restart kubelet`; the pods keep running in containerd.
 #
 # Environment: KUBEADM_API_PORT (16443), OUT (_output/kubeadm), MINIKUBELET (bin/minikubelet),
 # KUBEADM_NODES (1).
@@ -243,8 +246,40 @@ start_kubelet() {
   # shellcheck disable=SC2086 # KUBELET_KUBEADM_ARGS holds several flags, split as systemd does
   own "$bin/minikubelet" --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf \
     --kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml \
-    --root-dir=/var/lib/kubelet $KUBELET_KUBEADM_ARGS -v 2 >"${logs_kubelet:-$logs/minikubelet.log}" 2>&1 &
+    --root-dir=/var/lib/kubelet $KUBELET_KUBEADM_ARGS -v 2 >>"${logs_kubelet:-$logs/minikubelet.log}" 2>&1 &
   kubelet_pid=$!
+  echo "$kubelet_pid" >"$NODE_DIR/kubelet.pid"
+}
+
+# restart_kubelet: what `systemctl restart kubelet` does: SIGTERM to minikubelet (by its PID),
+# wait for it to end, then start it again with the same files and flags (start_kubelet). The
+# static pods' containers keep running in containerd meanwhile; the new minikubelet adopts them.
+# Writes the times (ms since the epoch) of the SIGTERM and of the new one's first good /healthz
+# to $NODE_DIR/kubelet-restarted: the kubelet's downtime.
+restart_kubelet() {
+  local t0 i
+  t0=$(date +%s%3N)
+  echo "== restart minikubelet (PID $kubelet_pid)"
+  stop "$kubelet_pid" minikubelet 30
+  echo "--- restarted at $(date -u +%FT%TZ) ---" >>"${logs_kubelet:-$logs/minikubelet.log}"
+  start_kubelet
+  for (( i = 0; i < 600; i++ )); do
+    curl -fsS -m 1 http://127.0.0.1:10248/healthz >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+  echo "$t0 $(date +%s%3N)" >"$NODE_DIR/kubelet-restarted"
+}
+
+# wait_forever: until kubeadm-down, restarting minikubelet on SIGUSR1 (up.sh restart-kubelet).
+wait_forever() {
+  local restart=0
+  trap 'restart=1' USR1
+  sleep infinity &
+  sleep_pid=$!
+  while kill -0 "$sleep_pid" 2>/dev/null; do
+    wait "$sleep_pid" || true
+    if (( restart )); then restart=0; restart_kubelet; fi
+  done
 }
 
 # node_setup: this node's network namespace (lo with its address, ip_forward), mounts, hostname,
@@ -301,9 +336,7 @@ inner() {
   fi
   echo "$status" >"$OUT/init-status"
   # The cluster, or as far as kubeadm got, stays until kubeadm-down.
-  sleep infinity &
-  sleep_pid=$!
-  wait "$sleep_pid" || true
+  wait_forever
 }
 
 # write_join_config: a JoinConfiguration from the join command the control plane printed (its
@@ -354,9 +387,7 @@ join_inner() {
   kubeadm_pid=""
   echo "kubeadm join exited with status $status"
   echo "$status" >"$NODE_DIR/join-status"
-  sleep infinity &
-  sleep_pid=$!
-  wait "$sleep_pid" || true
+  wait_forever
 }
 
 if [[ ${1:-} == --in-ns ]]; then
@@ -488,6 +519,23 @@ join_node() {
   [[ -f $OUT/node2/join-status && $(<"$OUT/node2/join-status") == 0 ]]
 }
 
+# restart_kubelet_outside NODE: asks node NODE's run (1 the control plane, 2 the node that joined)
+# to restart its minikubelet (SIGUSR1; restart_kubelet does it inside) and waits for it; prints
+# the kubelet's downtime.
+restart_kubelet_outside() {
+  local node=${1:-1} dir=$OUT pid i t
+  [[ $node == 1 ]] || dir=$OUT/node$node
+  if [[ $node == 1 ]]; then pid=$(inner_pid) || true; else pid=$(node2_pid) || true; fi
+  [[ -n $pid ]] || { echo "kubeadm: node $node is not running (make kubeadm-up)" >&2; exit 1; }
+  rm -f "$dir/kubelet-restarted"
+  echo "restarting minikubelet on node $node (PID $(<"$dir/kubelet.pid"))"
+  kill -USR1 "$pid"
+  for (( i = 0; i < 1200; i++ )); do [[ -s $dir/kubelet-restarted ]] && break; sleep 0.05; done
+  [[ -s $dir/kubelet-restarted ]] || { echo "kubeadm: minikubelet on node $node did not come back in 60 s" >&2; exit 1; }
+  read -r -a t <"$dir/kubelet-restarted"
+  echo "minikubelet restarted (PID $(<"$dir/kubelet.pid")); down for $(( t[1] - t[0] )) ms (SIGTERM → /healthz ok)"
+}
+
 shell() {
   local pid
   pid=$(inner_pid) || { echo "kubeadm: not running (make kubeadm-up)" >&2; exit 1; }
@@ -505,5 +553,6 @@ case ${1:-up} in
   up) up ;;
   down) down ;;
   shell) shell ;;
-  *) echo "usage: up.sh [up|down|shell]" >&2; exit 2 ;;
+  restart-kubelet) restart_kubelet_outside "${2:-1}" ;;
+  *) echo "usage: up.sh [up|down|shell|restart-kubelet [1|2]]" >&2; exit 2 ;;
 esac

@@ -19,7 +19,7 @@ func TestFindLab(t *testing.T) {
 	for in, want := range map[string]string{
 		"0": "00-one-pods-life", "00": "00-one-pods-life",
 		"4": "04-pleg", "04": "04-pleg", "04-pleg": "04-pleg", "labs/04-pleg/": "04-pleg", "8": "08-kubectl-exec",
-		"9": "09-probes-and-init-containers", "10": "10-resource-management", "11": "", "12": "12-volume-manager", "012": "", "13": "", "": "", "pleg": "",
+		"9": "09-probes-and-init-containers", "10": "10-resource-management", "11": "11-kubeadm-cluster", "12": "12-volume-manager", "012": "", "13": "", "99": "", "": "", "pleg": "",
 	} {
 		l, ok := findLab(in)
 		if ok != (want != "") || l.dir != want {

@@ -29,7 +29,7 @@ func allLabs() []lab {
 		{"08-kubectl-exec", lab08()},
 		{"09-probes-and-init-containers", lab09()},
 		{"10-resource-management", lab10()},
-		// 11 is kept for the kubeadm cluster lab.
+		{"11-kubeadm-cluster", lab11()},
 		{"12-volume-manager", lab12()},
 	}
 }

@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs := flag.NewFlagSet("lab-check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	def := defaultPaths(getenv)
-	lab := fs.String("lab", "", "the lab to check: 00 … 10, 12 (11 is not written yet; or its directory name, e.g. 04-pleg)")
+	lab := fs.String("lab", "", "the lab to check: 00 … 12 (or its directory name, e.g. 04-pleg)")
 	var cfg config
 	fs.StringVar(&cfg.kubeconfig, "kubeconfig", def.kubeconfig, "an admin kubeconfig of the cluster")
 	fs.StringVar(&cfg.bootstrapKubeconfig, "bootstrap-kubeconfig", "", "the node's bootstrap kubeconfig (default: bootstrap.kubeconfig beside --kubeconfig)")

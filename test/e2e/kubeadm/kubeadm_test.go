@@ -139,6 +139,9 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 	}
 	noRestarts(t, k)
 	serviceAndDNS(t, k)
+	kubeletRestart(t, k, script, out, env)
+	lab11(t, k, repo, out)
+	noRestarts(t, k)
 	join, err := os.ReadFile(filepath.Join(out, "join-command.txt"))
 	if err != nil || !strings.HasPrefix(string(join), "kubeadm join ") {
 		t.Errorf("kubeadm token create --print-join-command: %q (%v)", join, err)
