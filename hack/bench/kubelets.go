@@ -32,9 +32,14 @@ func minikubeletSide(bin, bootstrapKubeconfig string) side {
 	return side{label: "minikubelet", node: "bench-minikubelet", minikubelet: true, cmd: func(node, dir string, port int) *exec.Cmd {
 		return exec.Command(bin,
 			"--bootstrap-kubeconfig", bootstrapKubeconfig, "--root-dir", dir, "--hostname-override", node,
-			"--node-ip", "127.0.0.1", "--address", "127.0.0.1", "--port", strconv.Itoa(port))
+			"--node-ip", "127.0.0.1", "--address", "127.0.0.1", "--port", strconv.Itoa(port), clusterDNS[0], clusterDNS[1], clusterDNS[2], clusterDNS[3])
 	}}
 }
+
+// clusterDNS is what kubeadm and kind (and `make run`) give every kubelet: without it each
+// ClusterFirst pod gets upstream's MissingClusterDNS Warning, on the pod and on the Node, which no
+// kubeadm-made node records. The hollow node records no Events at all.
+var clusterDNS = [4]string{"--cluster-dns", "10.96.0.10", "--cluster-domain", "cluster.local"}
 
 // hollowSide is kubemark --morph=kubelet: the upstream kubelet (pkg/kubelet) with kubemark's
 // fake CRI runtime and image service, fake cAdvisor and a stub container manager. Its root dir

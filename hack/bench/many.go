@@ -56,7 +56,7 @@ func (b *bench) manyNodes(ctx context.Context, bin string, n int) (manyResult, e
 	dir := filepath.Join(b.work, strings.TrimSuffix(prefix, "-"))
 	cmd := exec.Command(bin, "--nodes", fmt.Sprint(n), "--node-name-prefix", prefix,
 		"--bootstrap-kubeconfig", b.cluster.BootstrapKubeconfig, "--root-dir", dir,
-		"--node-ip", "127.0.0.1", "--address", "127.0.0.1")
+		"--node-ip", "127.0.0.1", "--address", "127.0.0.1", clusterDNS[0], clusterDNS[1], clusterDNS[2], clusterDNS[3])
 	p, err := start(cmd, filepath.Join(dir, "kubelet.log"))
 	if err != nil {
 		return manyResult{}, err
