@@ -6,6 +6,10 @@
 #   runc                         the OCI runtime containerd starts containers with
 #   busybox-static               one static binary: the shell and tools of our local busybox image
 #   containernetworking-plugins  the CNI "loopback" plugin, for the runtime's NetworkReady condition
+#   iptables                     the kube-proxy image's iptables (hack/containerd/images/kubeadm.go
+#                                copies this machine's), for `make kubeadm-up`
+#   openssl                      the kubeadm cluster's controller-manager and scheduler serving
+#                                certificates (hack/kubeadm/up.sh)
 #
 # Usage: hack/containerd/install.sh      (prints what it installed, or nothing to do)
 set -euo pipefail
@@ -16,9 +20,11 @@ command -v runc >/dev/null || need+=(runc)
 # Debian's busybox package also has a /bin/busybox, but a dynamic one that cannot run in an image.
 [[ $(dpkg-query -W -f='${Status}' busybox-static 2>/dev/null) == *" installed" ]] || need+=(busybox-static)
 [[ -x /usr/lib/cni/loopback || -x /opt/cni/bin/loopback ]] || need+=(containernetworking-plugins)
+command -v iptables >/dev/null || [[ -x /usr/sbin/iptables ]] || need+=(iptables)
+command -v openssl >/dev/null || need+=(openssl)
 
 if (( ${#need[@]} == 0 )); then
-  echo "containerd, runc, busybox-static and the CNI plugins are installed"
+  echo "containerd, runc, busybox-static, the CNI plugins, iptables and openssl are installed"
   exit 0
 fi
 if ! command -v apt-get >/dev/null; then
