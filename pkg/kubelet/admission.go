@@ -69,6 +69,8 @@ func (k *Kubelet) admit(pod *corev1.Pod) admission {
 	if a := admitOS(pod, runtime.GOOS); !a.admit {
 		return a
 	}
+	k.admitMu.Lock() // beside the pod workers' resizes (pod_resize.go)
+	defer k.admitMu.Unlock()
 	var others []*corev1.Pod
 	for _, other := range k.activePods() {
 		if other.UID != pod.UID {

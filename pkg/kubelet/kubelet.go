@@ -89,6 +89,10 @@ type Kubelet struct {
 	resizePending map[types.UID]*corev1.PodCondition
 	// allocation: what each admitted pod was given, checkpointed under --root-dir (pod_resize.go).
 	allocation *allocations
+	// admitMu serialises every decision that fits a pod's resources beside the other pods' —
+	// admission (syncLoop) and resizes (pod workers) — so two cannot both take the same free
+	// capacity (upstream: the allocation manager's allocationMutex).
+	admitMu sync.Mutex
 }
 
 // New checks the options and prepares a Kubelet; nothing starts until Run.

@@ -176,6 +176,8 @@ func decideResize(pod *corev1.Pod, alloc map[string]corev1.ResourceRequirements,
 // the status must report — and the PodResizePending condition, if any. If the checkpoint cannot
 // be read or written, the pod keeps what it has and the error says why.
 func (k *Kubelet) handlePodResize(pod *corev1.Pod) (*corev1.Pod, *corev1.PodCondition, error) {
+	k.admitMu.Lock()
+	defer k.admitMu.Unlock()
 	alloc, err := k.allocation.get(pod.UID)
 	if err != nil {
 		return pod, nil, err
