@@ -202,3 +202,36 @@ func TestAttachRequiredWithoutVolumeAttachment(t *testing.T) {
 		t.Errorf("driver calls = %q, want none before attach", d.Calls())
 	}
 }
+
+// The Readonly of NodePublishVolume, and every container's mount (MountReadOnly): an inline
+// volume's readOnly; for a PV the claim's readOnly or the PV's csi.readOnly.
+func TestReadOnlyReachesNodePublish(t *testing.T) {
+	pv := func(readOnly bool) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1"}, Spec: corev1.PersistentVolumeSpec{
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: driverName, VolumeHandle: "h", ReadOnly: readOnly}}}}
+	}
+	inline := func(readOnly *bool) *corev1.CSIVolumeSource {
+		return &corev1.CSIVolumeSource{Driver: driverName, ReadOnly: readOnly}
+	}
+	tests := []struct {
+		name string
+		v    Volume
+		want bool
+	}{
+		{"PV read-write", Volume{Name: "pv-1", PV: pv(false)}, false},
+		{"PV csi.readOnly", Volume{Name: "pv-1", PV: pv(true)}, true},
+		{"claim readOnly", Volume{Name: "pv-1", PV: pv(false), ReadOnly: true}, true},
+		{"inline unset", Volume{Name: "s", Inline: inline(nil)}, false},
+		{"inline readOnly: false", Volume{Name: "s", Inline: inline(ptr.To(false))}, false},
+		{"inline readOnly: true", Volume{Name: "s", Inline: inline(ptr.To(true))}, true},
+	}
+	for _, tc := range tests {
+		s, err := sourceOf("uid-1", tc.v)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if s.readOnly != tc.want || tc.v.MountReadOnly() != tc.want {
+			t.Errorf("%s: NodePublishVolume Readonly = %v, MountReadOnly = %v, want %v", tc.name, s.readOnly, tc.v.MountReadOnly(), tc.want)
+		}
+	}
+}

@@ -28,6 +28,16 @@ type Volume struct {
 	ReadOnly bool                     // the claim's readOnly
 }
 
+// MountReadOnly reports whether the volume is published, and so mounted into every container,
+// read-only (upstream csiMountMgr.GetAttributes().ReadOnly, which makeMounts enforces): an
+// inline volume's readOnly; for a PV the claim's readOnly, or the PV's csi.readOnly.
+func (v Volume) MountReadOnly() bool {
+	if v.Inline != nil {
+		return v.Inline.ReadOnly != nil && *v.Inline.ReadOnly
+	}
+	return v.ReadOnly || (v.PV != nil && v.PV.Spec.CSI != nil && v.PV.Spec.CSI.ReadOnly)
+}
+
 // source is what a CSI call needs of a Volume.
 type source struct {
 	driver, handle string
@@ -45,10 +55,7 @@ func sourceOf(uid types.UID, v Volume) (source, error) {
 	if v.Inline != nil {
 		s := source{driver: v.Inline.Driver, handle: fmt.Sprintf("csi-%x", sha256.Sum256([]byte(string(uid)+v.Name))),
 			attributes: v.Inline.VolumeAttributes, mode: storagev1.VolumeLifecycleEphemeral,
-			accessMode: accessSingleNodeWriter, secrets: v.Inline.NodePublishSecretRef != nil}
-		if v.Inline.ReadOnly != nil {
-			s.readOnly = *v.Inline.ReadOnly
-		}
+			accessMode: accessSingleNodeWriter, secrets: v.Inline.NodePublishSecretRef != nil, readOnly: v.MountReadOnly()}
 		if v.Inline.FSType != nil {
 			s.fsType = *v.Inline.FSType
 		}
@@ -58,7 +65,7 @@ func sourceOf(uid types.UID, v Volume) (source, error) {
 		return source{}, errors.New("volume is not a CSI volume")
 	}
 	c := v.PV.Spec.CSI
-	return source{driver: c.Driver, handle: c.VolumeHandle, readOnly: c.ReadOnly || v.ReadOnly, fsType: c.FSType,
+	return source{driver: c.Driver, handle: c.VolumeHandle, readOnly: v.MountReadOnly(), fsType: c.FSType,
 		attributes: c.VolumeAttributes, mode: storagev1.VolumeLifecyclePersistent,
 		accessMode: accessModeOf(v.PV.Spec.AccessModes),
 		secrets:    c.NodeStageSecretRef != nil || c.NodePublishSecretRef != nil}, nil

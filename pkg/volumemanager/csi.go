@@ -49,3 +49,13 @@ func csiVolume(spec volumeSpec) csi.Volume {
 	}
 	return csi.Volume{Name: spec.volume.Name, Inline: spec.volume.CSI}
 }
+
+// mountReadOnly reports whether every container mounts the volume read-only (upstream makeMounts
+// with the mounter's GetAttributes().ReadOnly): the claim's readOnly, and for CSI also the PV's
+// or the inline volume's readOnly, as the driver was asked to publish it.
+func (s volumeSpec) mountReadOnly() bool {
+	if (s.pv != nil && s.pv.Spec.CSI != nil) || (s.pv == nil && s.volume.CSI != nil) {
+		return csiVolume(s).MountReadOnly()
+	}
+	return s.readOnly
+}

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/pkg/csi"
 )
@@ -51,5 +53,30 @@ func TestCSIPluginPicksCSIVolumes(t *testing.T) {
 	if len(rec.setUp) != 2 || rec.setUp[0].Name != "pv-1" || rec.setUp[0].PV != pv || !rec.setUp[0].ReadOnly ||
 		rec.setUp[1].Name != "scratch" || rec.setUp[1].Inline == nil || len(rec.tornDown) != 2 {
 		t.Fatalf("set up %+v, torn down %+v; want pv-1 (read-only, the PV) then scratch (inline), both torn down", rec.setUp, rec.tornDown)
+	}
+}
+
+// A csi volume's readOnly reaches the container's mount (upstream makeMounts with the mounter's
+// GetAttributes().ReadOnly): the PV's csi.readOnly, or an inline volume's readOnly, not only the
+// claim's.
+func TestCSIReadOnlyReachesMounts(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	pvRO := hostPathPV("pv-ro", "ro", "")
+	pvRO.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h1", ReadOnly: true}}
+	pvRW := hostPathPV("pv-rw", "rw", "")
+	pvRW.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h2"}}
+	tm := newTestManager(t, boundClaim("ro", "pv-ro"), pvRO, boundClaim("rw", "pv-rw"), pvRW)
+	tm.plugins = append(tm.plugins, csiPlugin{volumes: &recordingCSI{}})
+	inline := func(name string, readOnly *bool) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d", ReadOnly: readOnly}}}
+	}
+	tm.addPod(testPod("uid-1", claimVolume("pv-ro", "ro", false), claimVolume("pv-rw", "rw", false),
+		inline("inline-ro", ptr.To(true)), inline("inline-rw", nil)))
+	tm.turn(ctx)
+	mounted := tm.GetMountedVolumesForPod("uid-1")
+	for name, want := range map[string]bool{"pv-ro": true, "pv-rw": false, "inline-ro": true, "inline-rw": false} {
+		if got, ok := mounted[name]; !ok || got.ReadOnly != want {
+			t.Errorf("%s = %+v (set up: %v), want ReadOnly %v", name, got, ok, want)
+		}
 	}
 }

@@ -57,7 +57,18 @@ func newDesiredStateOfWorld() *desiredStateOfWorld {
 	return &desiredStateOfWorld{pods: map[types.UID]*podToMount{}, errors: map[types.UID][]string{}}
 }
 
-// setPod records the volumes of a pod, replacing what it had.
+// volume returns the pod's entry for a volume; p may be nil (a pod not desired yet).
+func (p *podToMount) volume(outerName string) (volumeToMount, bool) {
+	if p == nil {
+		return volumeToMount{}, false
+	}
+	v, ok := p.volumes[outerName]
+	return v, ok
+}
+
+// setPod records the volumes of a pod, replacing what it had: the caller passes the entries it
+// keeps (a volume that failed to resolve this time keeps its previous entry), so only a volume
+// gone from the pod's spec leaves a pod that stays.
 func (d *desiredStateOfWorld) setPod(pod *corev1.Pod, volumes map[string]volumeToMount) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

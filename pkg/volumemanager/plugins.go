@@ -7,7 +7,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,7 +70,8 @@ func inlineVolume(spec volumeSpec) *corev1.Volume {
 // localPlugin is a `local` PersistentVolume: a path on this node that must exist (upstream
 // pkg/volume/local, which bind-mounts it into the pod's volume directory; the runtime
 // bind-mounts it straight into the container here). The PV's node affinity, checked before
-// every mount, keeps it on its node.
+// every mount, keeps it on its node. A path with a ".." element is refused ("invalid path:
+// /a/../b must not contain '..'", upstream's SetUpAt with validation.ValidatePathNoBacksteps).
 type localPlugin struct{}
 
 func (localPlugin) canSupport(spec volumeSpec) bool {
@@ -81,6 +84,9 @@ func (localPlugin) setUp(_ context.Context, _ *corev1.Pod, spec volumeSpec) (str
 	path := spec.pv.Spec.Local.Path
 	if path == "" {
 		return "", fmt.Errorf("LocalVolume volume %q path is empty", spec.pv.Name)
+	}
+	if slices.Contains(strings.Split(filepath.ToSlash(path), "/"), "..") {
+		return "", fmt.Errorf("invalid path: %s must not contain '..'", path)
 	}
 	if _, err := os.Stat(path); err != nil {
 		return "", fmt.Errorf("local volume path of %q: %w", spec.pv.Name, err)

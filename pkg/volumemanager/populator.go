@@ -47,10 +47,13 @@ func (m *Manager) findAndAddNewPods(ctx context.Context) {
 
 // processPodVolumes adds the pod's volumes to the desired state of world. A volume that cannot
 // be resolved (a claim not bound yet, a type without plugin) is recorded as the pod's error, for
-// WaitForAttachAndMount, and the pod is processed again next turn. Volumes already set up are
-// marked for remount: a pod sync refreshes its Secrets, ConfigMaps and downward API files.
+// WaitForAttachAndMount, and the pod is processed again next turn; a volume already desired
+// keeps its entry then (upstream's populator only adds: a brief API error must not make the
+// reconciler tear down a volume a running container uses). Volumes already set up are marked
+// for remount: a pod sync refreshes its Secrets, ConfigMaps and downward API files.
 func (m *Manager) processPodVolumes(ctx context.Context, pod *corev1.Pod) {
 	logger := klog.FromContext(ctx)
+	prev, _ := m.dsw.getPod(pod.UID)
 	volumes := make(map[string]volumeToMount, len(pod.Spec.Volumes))
 	ok := true
 	for i := range pod.Spec.Volumes {
@@ -64,6 +67,9 @@ func (m *Manager) processPodVolumes(ctx context.Context, pod *corev1.Pod) {
 			logger.V(2).Info("Error processing volume", "pod", klog.KObj(pod), "volumeName", vol.Name, "err", err)
 			m.dsw.addErrorToPod(pod.UID, err.Error())
 			ok = false
+			if old, desired := prev.volume(vol.Name); desired {
+				volumes[vol.Name] = old
+			}
 			continue
 		}
 		volumes[vol.Name] = volumeToMount{outerName: vol.Name, spec: spec, plugin: p}

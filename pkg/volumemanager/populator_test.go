@@ -1,12 +1,15 @@
 package volumemanager
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 )
@@ -109,5 +112,43 @@ func TestPopulatorAddsAndRemovesPods(t *testing.T) {
 	tm.populateOnce(ctx)
 	if _, ok := tm.dsw.getPod("uid-1"); ok {
 		t.Error("a pod whose containers are gone is still desired")
+	}
+}
+
+// A claim lookup that fails once, after the volume is set up, is the pod's error for
+// WaitForAttachAndMount but leaves the volume desired: the reconciler does not tear down (for
+// CSI: NodeUnpublish) a volume the running container uses (upstream's populator only adds).
+func TestPopulatorKeepsVolumeOnTransientError(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	pv := hostPathPV("pv-csi", "data", "")
+	pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}}
+	tm := newTestManager(t, boundClaim("data", "pv-csi"), pv)
+	rec := &recordingCSI{}
+	tm.plugins = append(tm.plugins, csiPlugin{volumes: rec})
+	tm.addPod(testPod("uid-1", claimVolume("data", "data", false)))
+	tm.turn(ctx)
+	if _, ok := tm.GetMountedVolumesForPod("uid-1")["data"]; !ok || len(rec.setUp) != 1 {
+		t.Fatalf("the CSI volume is not set up: %+v", rec.setUp)
+	}
+
+	failures := 1
+	tm.cfg.Client.(*fake.Clientset).PrependReactor("get", "persistentvolumeclaims", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if failures == 0 {
+			return false, nil, nil
+		}
+		failures--
+		return true, nil, errors.New("connection refused")
+	})
+	tm.ReprocessPod("uid-1") // as WaitForAttachAndMount does on every pod sync
+	tm.turn(ctx)
+	if errs := tm.dsw.popPodErrors("uid-1"); len(errs) != 1 || !strings.Contains(errs[0], "connection refused") {
+		t.Errorf("pod errors = %q, want the failed claim lookup", errs)
+	}
+	if _, ok := tm.GetMountedVolumesForPod("uid-1")["data"]; !ok || len(rec.tornDown) != 0 {
+		t.Fatalf("a failed claim lookup tore down a volume in use (%d TearDown calls)", len(rec.tornDown))
+	}
+	tm.turn(ctx) // processed again: the lookup works
+	if p, _ := tm.dsw.getPod("uid-1"); p == nil || p.volumes["data"].spec.pv == nil || len(rec.tornDown) != 0 {
+		t.Fatalf("desired = %v, %d TearDown calls; want the volume desired, never torn down", p != nil, len(rec.tornDown))
 	}
 }
