@@ -78,6 +78,13 @@ IGNORE_PREFLIGHT=${IGNORE_PREFLIGHT:-SystemVerification,KubeletVersion}
 # script (PR_SET_PDEATHSIG). exec: $! is the program's PID.
 own() { exec setsid setpriv --pdeathsig TERM -- "$@"; }
 
+# redact: a bootstrap token (<id>.<secret>, and any value of --token) out of text to be shown;
+# kubeadm prints it in its join command and "[bootstrap-token] Using token". Tokens never reach a log.
+redact() { sed -E 's/(--token[ =])[^ ]+/\1<redacted>/g; s/\b[a-z0-9]{6}\.[a-z0-9]{16}\b/<redacted>/g'; }
+
+# private_file FILE: FILE made empty, 0600 (the logs that hold the token, the join command).
+private_file() { (umask 077; : >"$1"); chmod 600 "$1"; }
+
 # stop PID NAME SECONDS: SIGTERM, wait, then SIGKILL — that process only, by its PID.
 # shellcheck disable=SC2317 # reached through the EXIT trap
 stop() {
@@ -322,8 +329,9 @@ inner() {
   trust_cluster_ca
 
   echo "== kubeadm init"
+  private_file "$logs/kubeadm-init.log"
   own "$bin/kubeadm" init --config "$OUT/kubeadm.yaml" --ignore-preflight-errors "$IGNORE_PREFLIGHT" \
-    -v 1 >"$logs/kubeadm-init.log" 2>&1 &
+    -v 1 >>"$logs/kubeadm-init.log" 2>&1 &
   kubeadm_pid=$!
   start_kubelet
   local status=0
@@ -331,8 +339,8 @@ inner() {
   kubeadm_pid=""
   echo "kubeadm init exited with status $status"
   if (( status == 0 )); then
-    kubeadm token create --print-join-command --kubeconfig /etc/kubernetes/admin.conf >"$OUT/join-command.txt" \
-      2>"$logs/kubeadm-token.log" || true
+    (umask 077; kubeadm token create --print-join-command --kubeconfig /etc/kubernetes/admin.conf \
+      >"$OUT/join-command.txt" 2>"$logs/kubeadm-token.log") || true
   fi
   echo "$status" >"$OUT/init-status"
   # The cluster, or as far as kubeadm got, stays until kubeadm-down.
@@ -346,7 +354,8 @@ write_join_config() {
   token=$(grep -o -- '--token [^ ]*' "$OUT/join-command.txt" | cut -d' ' -f2)
   hash=$(grep -o -- '--discovery-token-ca-cert-hash [^ ]*' "$OUT/join-command.txt" | cut -d' ' -f2)
   [[ -n $token && -n $hash ]] || { echo "kubeadm-up: no join command in $OUT/join-command.txt" >&2; exit 1; }
-  cat >"$NODE_DIR/kubeadm-join.yaml" <<EOF
+  # It holds the token: 0600.
+  (umask 077; cat >"$NODE_DIR/kubeadm-join.yaml") <<EOF
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: JoinConfiguration
 discovery:
@@ -378,8 +387,9 @@ join_inner() {
   [[ -f $NODE_DIR/linked ]] || { echo "kubeadm-up: the nodes were not linked" >&2; exit 1; }
   echo "== kubeadm join"
   write_join_config
+  private_file "$logs/kubeadm-join.log"
   own "$bin/kubeadm" join --config "$NODE_DIR/kubeadm-join.yaml" --ignore-preflight-errors "$IGNORE_PREFLIGHT" \
-    -v 1 >"$logs/kubeadm-join.log" 2>&1 &
+    -v 1 >>"$logs/kubeadm-join.log" 2>&1 &
   kubeadm_pid=$!
   logs_kubelet=$logs/minikubelet-node$NODE_INDEX.log start_kubelet
   local status=0
@@ -403,6 +413,42 @@ inner_pid() { [[ -f $OUT/inner.pid ]] && kill -0 "$(<"$OUT/inner.pid")" 2>/dev/n
 # node2_pid: the second node's in-namespace run, if it runs.
 node2_pid() { [[ -f $OUT/node2/inner.pid ]] && kill -0 "$(<"$OUT/node2/inner.pid")" 2>/dev/null && cat "$OUT/node2/inner.pid"; }
 
+# record_cgroups: which kubepods cgroups (/sys/fs/cgroup/<controller>/kubepods{,/burstable,/besteffort})
+# exist before the run, to $OUT/cgroups-before: down removes only those the run made.
+record_cgroups() {
+  local d
+  for d in /sys/fs/cgroup/*/kubepods{,/burstable,/besteffort}; do
+    [[ -d $d ]] && echo "$d"
+  done >"$OUT/cgroups-before" || true
+}
+
+# remove_pod_cgroups: after the runs have ended (containerd stopped), the pod cgroups of this run's
+# pods — their UIDs from the nodes' own /var/lib/kubelet/pods (overlay upper dirs) — on the host's
+# cgroupfs (v1, no cgroup namespace), deepest first, by rmdir only; then kubepods{/burstable,
+# /besteffort} if empty and made by this run. Other runs' pods (test/e2e/containerd, conformance)
+# share /kubepods: nothing else is touched.
+remove_pod_cgroups() {
+  local p uid c q d
+  for p in "$OUT"/overlay/_var_lib/upper/kubelet/pods/* "$OUT"/node2/overlay/_var_lib/upper/kubelet/pods/*; do
+    uid=${p##*/}
+    [[ $uid =~ ^[0-9a-f-]+$ ]] || continue # a UID, or a static pod's (a hash); not a glob left as is
+    for c in /sys/fs/cgroup/*/kubepods; do
+      for q in "" /burstable /besteffort; do
+        d=$c$q/pod$uid
+        [[ -d $d ]] || continue
+        find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
+        rmdir "$d" 2>/dev/null || echo "kubeadm-down: cannot remove $d (busy?)" >&2
+      done
+    done
+  done
+  [[ -f $OUT/cgroups-before ]] || return 0
+  for d in /sys/fs/cgroup/*/kubepods/{burstable,besteffort} /sys/fs/cgroup/*/kubepods; do
+    if [[ -d $d ]] && ! grep -qxF "$d" "$OUT/cgroups-before"; then
+      rmdir "$d" 2>/dev/null || true # not empty: another run's pods are in it
+    fi
+  done
+}
+
 down() {
   local pid
   pid=$(node2_pid) || true
@@ -415,7 +461,9 @@ down() {
     echo "kubeadm-down: mounts are left under $OUT; not removing its state" >&2
     exit 1
   fi
-  rm -rf "$OUT/overlay" "$OUT/containerd" "$OUT/admin.kubeconfig" "$OUT/init-status" "$OUT/node2"
+  remove_pod_cgroups
+  rm -rf "$OUT/overlay" "$OUT/containerd" "$OUT/admin.kubeconfig" "$OUT/init-status" "$OUT/node2" \
+    "$OUT/join-command.txt" "$OUT/cgroups-before"
   echo "kubeadm: down"
 }
 
@@ -448,7 +496,8 @@ up() {
   if inner_pid >/dev/null; then echo "kubeadm: already running (PID $(<"$OUT/inner.pid")); make kubeadm-down first" >&2; exit 1; fi
   down >/dev/null
   rm -rf "$logs" "$OUT/join-command.txt"
-  mkdir -p "$logs"
+  (umask 077; mkdir -p "$logs") # the kubeadm logs hold the bootstrap token
+  record_cgroups
   local start=$SECONDS
   build
   echo "build: $((SECONDS - start)) s"
@@ -470,7 +519,7 @@ up() {
     echo "kubeadm-up: the run ended or timed out before kubeadm init did; see $logs" >&2; down; exit 1
   fi
   admin_kubeconfig
-  echo "kubeadm init: $(tail -n 25 "$logs/kubeadm-init.log")" | tail -n 25
+  echo "kubeadm init: $(tail -n 25 "$logs/kubeadm-init.log" | redact)" | tail -n 25
   echo "up: $((SECONDS - start)) s; status of kubeadm init: $(<"$OUT/init-status")"
   [[ $(<"$OUT/init-status") == 0 ]] || exit 1
   if (( NODES > 1 )); then
@@ -515,7 +564,7 @@ join_node() {
     sleep 0.1
   done
   kill "$tail_pid" 2>/dev/null || true
-  echo "kubeadm join: $(tail -n 8 "$logs/kubeadm-join.log")"
+  echo "kubeadm join: $(tail -n 8 "$logs/kubeadm-join.log" | redact)"
   [[ -f $OUT/node2/join-status && $(<"$OUT/node2/join-status") == 0 ]]
 }
 

@@ -9,9 +9,11 @@ package kubeadm
 
 import (
 	"crypto/sha256"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -41,11 +43,64 @@ func snapshot(t *testing.T) hostState {
 		t.Fatal(err)
 	}
 	s := hostState{links: stripCounters(string(links)), mounts: string(mounts), paths: map[string]bool{}, hosts: sha256.Sum256(hosts)}
-	for _, p := range []string{"/etc/kubernetes", "/var/lib/kubelet", "/var/lib/etcd", "/etc/cni", "/run/xtables.lock"} {
+	kubepods, _ := filepath.Glob("/sys/fs/cgroup/*")
+	for i, c := range kubepods {
+		kubepods[i] = filepath.Join(c, "kubepods")
+	}
+	for _, p := range append([]string{"/etc/kubernetes", "/var/lib/kubelet", "/var/lib/etcd", "/etc/cni", "/run/xtables.lock"}, kubepods...) {
 		_, err := os.Stat(p)
 		s.paths[p] = err == nil
 	}
 	return s
+}
+
+// runPodUIDs: the UIDs of the pods of the run (its nodes' /var/lib/kubelet/pods, in their overlays).
+func runPodUIDs(out string) []string {
+	var uids []string
+	for _, node := range []string{out, filepath.Join(out, "node2")} {
+		ents, _ := os.ReadDir(filepath.Join(node, "overlay", "_var_lib", "upper", "kubelet", "pods"))
+		for _, e := range ents {
+			uids = append(uids, e.Name())
+		}
+	}
+	return uids
+}
+
+// podCgroupsLeft: the host's cgroups (v1, every controller) of the given pods that still exist.
+func podCgroupsLeft(uids []string) []string {
+	var left []string
+	for _, uid := range uids {
+		for _, q := range []string{"", "burstable", "besteffort"} {
+			m, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup/*/kubepods", q, "pod"+uid))
+			left = append(left, m...)
+		}
+	}
+	return left
+}
+
+// tokenRE is a kubeadm bootstrap token (<id>.<secret>), or --token's value unless already
+// redacted (up.sh prints "--token <redacted>"); redactTokens hides it.
+var tokenRE = regexp.MustCompile(`\b[a-z0-9]{6}\.[a-z0-9]{16}\b|--token[ =][^<\s]\S*`)
+
+func redactTokens(s string) string { return tokenRE.ReplaceAllString(s, "<redacted>") }
+
+// tokensReadable: files under dir (not its bin/) that others may read and that hold a token.
+func tokensReadable(dir string) []string {
+	var found []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() && p == filepath.Join(dir, "bin") {
+			return fs.SkipDir
+		}
+		info, err := d.Info()
+		if err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o004 == 0 {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil && tokenRE.Match(b) {
+			found = append(found, p)
+		}
+		return nil
+	})
+	return found
 }
 
 // stripCounters keeps each interface's index and name: its flags and counters may change.
@@ -72,6 +127,7 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 	env := append(os.Environ(), "OUT="+out, "KUBEADM_API_PORT=16543", "KUBEADM_NODES=2")
 	script := filepath.Join(repo, "hack", "kubeadm", "up.sh")
 	t.Cleanup(func() {
+		uids := runPodUIDs(out)
 		down := exec.Command("bash", script, "down")
 		down.Env, down.Dir = env, repo
 		if b, err := down.CombinedOutput(); err != nil {
@@ -95,13 +151,29 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 		if b, _ := exec.Command("pgrep", "-f", out).Output(); len(b) > 0 {
 			t.Errorf("processes of the run are left: %s", b)
 		}
+		if left := podCgroupsLeft(uids); len(left) > 0 || len(uids) == 0 && !t.Failed() {
+			t.Errorf("pod cgroups of the run's %d pods left on the host: %q", len(uids), left)
+		} else {
+			t.Logf("after down: no cgroup of the run's %d pods is left on the host", len(uids))
+		}
+		if _, err := os.Stat(filepath.Join(out, "join-command.txt")); err == nil {
+			t.Errorf("join-command.txt (the bootstrap token) is left after down")
+		}
+		if f := tokensReadable(out); len(f) > 0 {
+			t.Errorf("files readable by others hold a bootstrap token: %q", f)
+		}
 	})
 	up := exec.Command("bash", script, "up")
 	up.Env, up.Dir = env, repo
 	b, err := up.CombinedOutput()
 	logTail(t, filepath.Join(out, "logs", "kubeadm-init.log"))
+	for _, l := range strings.Split(string(b), "\n") {
+		if tokenRE.MatchString(l) {
+			t.Errorf("kubeadm up printed a bootstrap token: %s", redactTokens(l))
+		}
+	}
 	if err != nil {
-		t.Fatalf("kubeadm up: %v\n%s", err, b)
+		t.Fatalf("kubeadm up: %v\n%s", err, redactTokens(string(b)))
 	}
 	kubectl := filepath.Join(out, "bin", "kubectl")
 	kc := filepath.Join(out, "admin.kubeconfig")
@@ -142,9 +214,17 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 	kubeletRestart(t, k, script, out, env)
 	lab11(t, k, repo, out)
 	noRestarts(t, k)
-	join, err := os.ReadFile(filepath.Join(out, "join-command.txt"))
+	jc := filepath.Join(out, "join-command.txt")
+	join, err := os.ReadFile(jc)
 	if err != nil || !strings.HasPrefix(string(join), "kubeadm join ") {
-		t.Errorf("kubeadm token create --print-join-command: %q (%v)", join, err)
+		t.Errorf("kubeadm token create --print-join-command: %q (%v)", redactTokens(string(join)), err)
+	}
+	for _, f := range []string{jc, filepath.Join(out, "node2", "kubeadm-join.yaml"), filepath.Join(out, "logs", "kubeadm-init.log")} {
+		if info, err := os.Stat(f); err != nil {
+			t.Error(err)
+		} else if info.Mode().Perm() != 0o600 {
+			t.Errorf("%s holds the bootstrap token: want mode 0600, got %v", f, info.Mode().Perm())
+		}
 	}
 }
 
@@ -239,5 +319,5 @@ func logTail(t *testing.T, path string) {
 	if len(lines) > 30 {
 		lines = lines[len(lines)-30:]
 	}
-	t.Logf("%s (end):\n%s", path, strings.Join(lines, "\n"))
+	t.Logf("%s (end):\n%s", path, redactTokens(strings.Join(lines, "\n")))
 }
