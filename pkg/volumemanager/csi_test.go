@@ -2,6 +2,7 @@ package volumemanager
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,15 +14,23 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/csi"
 )
 
-// recordingCSI records the volumes handed to pkg/csi.
-type recordingCSI struct{ setUp, tornDown []csi.Volume }
+// recordingCSI records the volumes handed to pkg/csi. The reconciler mounts a pod's volumes in
+// parallel operations, as upstream's operation executor does, so the record is locked.
+type recordingCSI struct {
+	mu              sync.Mutex
+	setUp, tornDown []csi.Volume
+}
 
 func (r *recordingCSI) SetUp(_ context.Context, _ *corev1.Pod, v csi.Volume) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.setUp = append(r.setUp, v)
 	return "/target/" + v.Name, nil
 }
 
 func (r *recordingCSI) TearDown(_ context.Context, _ types.UID, v csi.Volume) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.tornDown = append(r.tornDown, v)
 	return nil
 }
