@@ -96,6 +96,7 @@ func applyDefaults(c *kubeletconfig.KubeletConfiguration) {
 		{&c.SyncFrequency, time.Minute},
 		{&c.FileCheckFrequency, 20 * time.Second},
 		{&c.EvictionPressureTransitionPeriod, 5 * time.Minute},
+		{&c.VolumeStatsAggPeriod, time.Minute}, // negative: no volume stats (upstream's fsResourceAnalyzer)
 		{&c.Authentication.Webhook.CacheTTL, 2 * time.Minute},
 		{&c.Authorization.Webhook.CacheAuthorizedTTL, 5 * time.Minute},
 		{&c.Authorization.Webhook.CacheUnauthorizedTTL, 30 * time.Second},
@@ -135,7 +136,7 @@ var implementedFields = map[string]bool{
 	"healthzBindAddress": true, "healthzPort": true,
 	"kubeReserved": true, "systemReserved": true, "evictionHard": true, "mergeDefaultEvictionSettings": true, "cgroupDriver": true,
 	"evictionSoft": true, "evictionSoftGracePeriod": true, "evictionPressureTransitionPeriod": true, "evictionMaxPodGracePeriod": true,
-	"evictionMinimumReclaim": true, "localStorageCapacityIsolation": true,
+	"evictionMinimumReclaim": true, "localStorageCapacityIsolation": true, "volumeStatsAggPeriod": true,
 }
 
 // LoadConfigFile reads a KubeletConfiguration v1beta1 file. Fields it does not know at all are an

@@ -45,7 +45,7 @@ func TestKubeadmKubeletConfigLoads(t *testing.T) {
 	}
 	wantIgnored := []string{"cpuManagerReconcilePeriod", "crashLoopBackOff", "httpCheckFrequency", "imageMaximumGCAge",
 		"imageMinimumGCAge", "logging", "memorySwap", "shutdownGracePeriod", "shutdownGracePeriodCriticalPods",
-		"streamingConnectionIdleTimeout", "volumeStatsAggPeriod"}
+		"streamingConnectionIdleTimeout"}
 	if !slices.Equal(o.IgnoredConfigFields, wantIgnored) {
 		t.Errorf("ignored fields %v, want exactly %v", o.IgnoredConfigFields, wantIgnored)
 	}

@@ -64,6 +64,9 @@ type Config struct {
 	// memory, ephemeral-storage: the node's reported capacity), for the built-in fake runtime.
 	// Nil: the machine's figures (/proc, statfs of RootDir).
 	FakeCapacity corev1.ResourceList
+	// VolumeStats gives the pods' volume figures (pods[].volume[], and the ephemeral storage of
+	// their local ephemeral volumes); nil: none.
+	VolumeStats *VolumeStats
 	// CacheTTL is how long a Summary is reused (DefaultCacheTTL if 0).
 	CacheTTL time.Duration
 	// Clock stamps the node's figures and ages the cache (default: the real clock).
@@ -127,15 +130,18 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 }
 
 // summaryLocked makes a new Summary: one round of CRI calls, converted (pods.go), then the
-// node's figures (node.go) and the containers' log sizes.
+// containers' log sizes and the pods' last volume figures (storage.go, volumes.go), then the
+// node's figures (node.go).
 func (p *Provider) summaryLocked(ctx context.Context, now time.Time) (*statsapi.Summary, error) {
 	in, err := p.listCRI(ctx)
 	if err != nil {
 		return nil, err
 	}
 	in.Known = map[string]bool{}
+	specs := map[string]*corev1.Pod{}
 	for _, pod := range p.cfg.Pods() {
 		in.Known[string(pod.UID)] = true
+		specs[string(pod.UID)] = pod
 	}
 	in.Previous, in.Now = p.cpu, now
 	pods, cpu := podStatsFromCRI(in)
@@ -146,6 +152,7 @@ func (p *Provider) summaryLocked(ctx context.Context, now time.Time) (*statsapi.
 		return nil, err
 	}
 	measureLogs(pods, p.cfg.PodLogsDir, now)
+	addVolumes(pods, specs, p.cfg.VolumeStats)
 	node, err := p.node.stats(nodeInput{Pods: pods, ImageFs: imageFs, Now: now})
 	if err != nil {
 		return nil, fmt.Errorf("node figures: %w", err)

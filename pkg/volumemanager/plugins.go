@@ -138,3 +138,30 @@ func (s volumeSpec) typeName() string {
 	}
 	return inline + " → " + sourceType(reflect.ValueOf(s.pv.Spec.PersistentVolumeSource))
 }
+
+// MetricsSource is how a volume's usage is measured (upstream: each plugin's MetricsProvider).
+type MetricsSource int
+
+const (
+	// MetricsNone: not measured (upstream MetricsNil for hostPath; CSI's NodeGetVolumeStats is
+	// not called by minikubelet).
+	MetricsNone MetricsSource = iota
+	// MetricsDu: the volume's own files are walked (emptyDir, secret, configMap, projected,
+	// downwardAPI: upstream MetricsDu).
+	MetricsDu
+	// MetricsStatFS: the volume is a filesystem of its own (a local PV: upstream MetricsStatFS).
+	MetricsStatFS
+)
+
+// metrics is how the plugin of the spec measures it.
+func (s volumeSpec) metrics() MetricsSource {
+	switch {
+	case s.pv != nil && s.pv.Spec.Local != nil:
+		return MetricsStatFS
+	case s.pv != nil, s.volume.HostPath != nil, s.volume.CSI != nil:
+		return MetricsNone
+	case volume.Handles(s.volume):
+		return MetricsDu
+	}
+	return MetricsNone
+}

@@ -229,8 +229,9 @@ func (m *Manager) volumesNotInDSW(uid types.UID, expected []string) []string {
 
 // MountedVolume is a set-up volume as a container mounts it.
 type MountedVolume struct {
-	HostPath string // what the runtime bind-mounts
-	ReadOnly bool   // the claim (or a csi volume's readOnly) asks for read-only: every mount of it is read-only
+	HostPath string        // what the runtime bind-mounts
+	ReadOnly bool          // the claim (or a csi volume's readOnly) asks for read-only: every mount of it is read-only
+	Metrics  MetricsSource // how its usage is measured for the volume stats
 }
 
 // GetMountedVolumesForPod returns the pod's set-up volumes by the pod's volume name (upstream
@@ -238,7 +239,7 @@ type MountedVolume struct {
 func (m *Manager) GetMountedVolumesForPod(uid types.UID) map[string]MountedVolume {
 	out := map[string]MountedVolume{}
 	for name, v := range m.asw.mountedVolumes(uid) {
-		out[name] = MountedVolume{HostPath: v.dir, ReadOnly: v.spec.mountReadOnly()}
+		out[name] = MountedVolume{HostPath: v.dir, ReadOnly: v.spec.mountReadOnly(), Metrics: v.spec.metrics()}
 	}
 	return out
 }
