@@ -112,3 +112,23 @@ func maxResources(list, other corev1.ResourceList) {
 		}
 	}
 }
+
+// PodMemoryLimit is the pod's memory limit as its cgroup gets it (upstream ResourceConfigForPod's
+// memory): the pod-level limit if spec.resources sets one, else — only when every container and
+// init container limits its memory — AggregateContainerLimits' memory plus the overhead's. False
+// when the pod has no memory limit. Pure.
+func PodMemoryLimit(pod *corev1.Pod) (int64, bool) {
+	if pod.Spec.Resources != nil {
+		if l, ok := pod.Spec.Resources.Limits[corev1.ResourceMemory]; ok && !l.IsZero() {
+			return l.Value(), true
+		}
+	}
+	all := append(append([]corev1.Container{}, pod.Spec.Containers...), pod.Spec.InitContainers...)
+	for _, c := range all {
+		if c.Resources.Limits.Memory().IsZero() {
+			return 0, false
+		}
+	}
+	limit := AggregateContainerLimits(pod)[corev1.ResourceMemory]
+	return limit.Value() + pod.Spec.Overhead.Memory().Value(), true
+}

@@ -159,9 +159,13 @@ func (k *Kubelet) newPodLifecycle() (podLifecycle, error) {
 // pods, asks the pod workers where each pod is, and gets claims, volumes and the Node's labels
 // as the node; CSI volumes go through pkg/csi, whose plugin watcher runs as its own step.
 func (k *Kubelet) newVolumeManager(lc podLifecycle) (*volumemanager.Manager, *csi.Manager, error) {
+	var mounter volume.Mounter // the fake runtime never touches host mounts: a medium Memory emptyDir is a directory
+	if k.opts.ContainerRuntimeEndpoint != "" {
+		mounter = volume.HostMounter{} // a real runtime: tmpfs in the mount namespace it shares with us
+	}
 	projector, err := volume.New(volume.Config{RootDir: k.opts.RootDir, GetSecret: lc.secretManager.GetSecret,
 		GetConfigMap: lc.secretManager.GetConfigMap, GetServiceAccountToken: lc.tokens.GetServiceAccountToken,
-		NodeAllocatable: lc.allocatable, Clock: k.clock})
+		NodeAllocatable: lc.allocatable, Mounter: mounter, Clock: k.clock})
 	if err != nil {
 		return nil, nil, err
 	}

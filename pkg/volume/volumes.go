@@ -43,6 +43,10 @@ type Config struct {
 	// NodeAllocatable is the node's allocatable: a downward API resourceFieldRef to a limit the
 	// container does not set reads it (upstream GetNodeAllocatable). Optional.
 	NodeAllocatable corev1.ResourceList
+	// Mounter mounts the tmpfs of emptyDirs with medium Memory (a real runtime's kubelet:
+	// HostMounter). Nil (the fake runtime, which never touches host mounts): such an emptyDir is
+	// a plain directory.
+	Mounter Mounter
 	// Clock stamps the hidden data directories. nil means the real clock.
 	Clock clock.PassiveClock
 }
@@ -110,12 +114,7 @@ func (p *Projector) SetUpVolume(ctx context.Context, pod *corev1.Pod, vol *corev
 	)
 	switch {
 	case vol.EmptyDir != nil:
-		dir := p.podVolumeDir(pod.UID, EmptyDirPluginDir, vol.Name)
-		// 0777 as upstream's emptyDir: any container user may write there.
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return "", err
-		}
-		return dir, os.Chmod(dir, 0o777)
+		return p.setUpEmptyDir(pod, vol) // emptydir.go: a directory, or a tmpfs for medium Memory
 	case vol.Secret != nil:
 		plugin = SecretPluginDir
 		var s *corev1.Secret
@@ -187,7 +186,10 @@ func (p *Projector) TearDownVolume(uid types.UID, vol *corev1.Volume) error {
 	var plugin string
 	switch {
 	case vol.EmptyDir != nil:
-		plugin = EmptyDirPluginDir
+		if err := p.tearDownEmptyDir(uid, vol.Name); err != nil {
+			return fmt.Errorf("remove volume %q of pod %s: %w", vol.Name, uid, err)
+		}
+		return nil
 	case vol.Secret != nil:
 		plugin = SecretPluginDir
 	case vol.ConfigMap != nil:
@@ -205,11 +207,15 @@ func (p *Projector) TearDownVolume(uid types.UID, vol *corev1.Volume) error {
 	return nil
 }
 
-// CleanupPod removes <root>/pods/<uid> with all its volumes. Call it once the pod's
-// containers are gone; a missing directory is not an error.
+// CleanupPod removes <root>/pods/<uid> with all its volumes, after unmounting any tmpfs left
+// on its emptyDirs. Call it once the pod's containers are gone; a missing directory is not an
+// error.
 func (p *Projector) CleanupPod(uid types.UID) error {
 	if err := checkPathElement("pod UID", string(uid)); err != nil {
 		return err
+	}
+	if err := p.unmountEmptyDirs(uid); err != nil {
+		return fmt.Errorf("unmount the emptyDirs of pod %s: %w", uid, err)
 	}
 	if err := os.RemoveAll(p.podDir(uid)); err != nil {
 		return fmt.Errorf("remove pod directory of %s: %w", uid, err)

@@ -31,3 +31,28 @@ func TestLocalPluginRefusesBacksteps(t *testing.T) {
 		t.Fatalf("setUp(%s) = %q, %v; want the path", clean, got, err)
 	}
 }
+
+// How each volume's usage is measured follows upstream's plugins' MetricsProvider: du for the
+// kubelet's own directories, statfs for a local PV, nothing for hostPath (MetricsNil) and CSI.
+func TestVolumeSpecMetrics(t *testing.T) {
+	pv := func(src corev1.PersistentVolumeSource) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{Spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: src}}
+	}
+	claim := &corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}}
+	for _, tc := range []struct {
+		name string
+		spec volumeSpec
+		want MetricsSource
+	}{
+		{"emptyDir", volumeSpec{volume: &corev1.Volume{VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}, MetricsDu},
+		{"configMap", volumeSpec{volume: &corev1.Volume{VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}}}, MetricsDu},
+		{"hostPath", volumeSpec{volume: &corev1.Volume{VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}, MetricsNone},
+		{"csi inline", volumeSpec{volume: &corev1.Volume{VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d"}}}}, MetricsNone},
+		{"local PV", volumeSpec{volume: claim, pv: pv(corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/"}})}, MetricsStatFS},
+		{"hostPath PV", volumeSpec{volume: claim, pv: pv(corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}})}, MetricsNone},
+	} {
+		if got := tc.spec.metrics(); got != tc.want {
+			t.Errorf("%s: metrics %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
