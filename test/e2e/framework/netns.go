@@ -45,7 +45,6 @@ func InPrivateNetwork(addr string) (done bool, code int) {
 		fmt.Fprintln(os.Stderr, "e2e: these tests need root to make a private network namespace (unshare --net)")
 		return true, 1
 	}
-	cmd := exec.Command("unshare", append([]string{"--net", "--", os.Args[0]}, os.Args[1:]...)...)
 	// An external cluster (MINIKUBELET_E2E_KUBECONFIG) is out of reach from the namespace: the
 	// inner run always starts its own.
 	env := []string{inNetNSEnv + "=" + marker}
@@ -54,6 +53,14 @@ func InPrivateNetwork(addr string) (done bool, code int) {
 			env = append(env, kv)
 		}
 	}
+	return runUnshared([]string{"--net"}, env)
+}
+
+// runUnshared runs this test binary again under `unshare FLAGS` with env, and returns done=true
+// and the inner run's exit code.
+func runUnshared(flags []string, env []string) (done bool, code int) {
+	what := "unshare " + strings.Join(flags, " ")
+	cmd := exec.Command("unshare", append(append(flags, "--", os.Args[0]), os.Args[1:]...)...)
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -63,7 +70,7 @@ func InPrivateNetwork(addr string) (done bool, code int) {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: unshare --net:", err)
+		fmt.Fprintln(os.Stderr, "e2e: "+what+":", err)
 		return true, 1
 	}
 	waited := make(chan error, 1)
@@ -80,7 +87,7 @@ func InPrivateNetwork(addr string) (done bool, code int) {
 			case errors.As(err, &exitErr):
 				return true, exitErr.ExitCode()
 			}
-			fmt.Fprintln(os.Stderr, "e2e: unshare --net:", err)
+			fmt.Fprintln(os.Stderr, "e2e: "+what+":", err)
 			return true, 1
 		}
 	}
