@@ -37,9 +37,18 @@
 //	             — upstream reads the same from the root cgroup through cadvisor
 //	metrics.go   ResourceMetrics: node, pod and container CPU time and working set, container
 //	             start times and resource_scrape_error, each sample stamped with its figure's time
+//	volumes.go   VolumeStats (upstream fs_resource_analyzer.go, volume_stat_calculator.go,
+//	             pkg/volume/metrics_du.go, metrics_statfs.go): its own loop, every
+//	             volumeStatsAggPeriod (1 min), walks each pod's set-up emptyDir, secret, configMap,
+//	             projected and downwardAPI volumes as du does (blocks, inodes, a hard link once) and
+//	             statfs's a local PV; the Summary takes the last figures (pods[].volume[], with
+//	             pvcRef for claims) and adds the local ephemeral volumes to the pod's ephemeral
+//	             storage; the eviction manager's emptyDir sizeLimit check reads them
+//	volume_metrics.go  kubelet_volume_stats_* per claim, from the last figures (no walk, no CRI call)
 //
 // What it simplifies: no cadvisor (pod and container figures come only from CRI, as upstream's
-// PodAndContainerStatsFromCRI gate does); no volume stats, system containers (kubelet, runtime,
+// PodAndContainerStatsFromCRI gate does); no CSI volume stats (NodeGetVolumeStats), one loop for
+// every pod's volumes (upstream: a goroutine per pod, with jitter); no system containers (kubelet, runtime,
 // pods), swap, PSI or accelerators; the node's memory figures come from /proc/meminfo rather than
 // the root cgroup; container root filesystems and logs share nodefs' capacity (no separate
 // imagefs/containerfs split). Summaries are shared: callers must not modify them.

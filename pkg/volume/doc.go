@@ -1,8 +1,9 @@
 // Package volume projects Secrets, ConfigMaps and downward API data into a pod's directories,
 // and computes containers' environment variables from the same sources. It plays the part of
 // the plugins of the kubelet's volume manager (pkg/volumemanager) for the volume types that carry
-// API data, emptyDir and hostPath, without mounts: the directories it writes are bind-mounted into
-// containers by the runtime.
+// API data, emptyDir and hostPath, without mounts but one (an emptyDir with medium Memory is a
+// tmpfs on a real runtime): the directories it writes are bind-mounted into containers by the
+// runtime.
 //
 // Upstream counterparts (k8s.io/kubernetes v1.36):
 //
@@ -21,6 +22,9 @@
 //   - pkg/volume/util/subpath/subpath_linux.go: SafeMakeDir, doSafeMakeDir, doBindSubPath,
 //     safeOpenSubPath, doSafeOpen (subpath.go: safeMakeDir, prepareSubPath, safeOpen, pinFile);
 //     pkg/kubelet/container/helpers.go ExpandContainerVolumeMounts (expandSubPath);
+//   - pkg/volume/emptydir/empty_dir.go: SetUpAt, setupTmpfs, TearDownAt,
+//     calculateEmptyDirMemorySize (emptydir.go: setUpEmptyDir, EmptyDirMemorySize,
+//     tearDownEmptyDir, HostMounter);
 //   - pkg/kubelet/kubelet_resources.go defaultPodLimitsForDownwardAPI and
 //     pkg/api/v1/resource/helpers.go ExtractContainerResourceValue (env_resources.go).
 //
@@ -84,7 +88,9 @@
 //
 // # Simplified
 //
-// No mounts (no tmpfs for secrets, no SELinux relabel, no fsGroup/fsUser ownership). subPath
+// One mount only: the tmpfs of an emptyDir with medium Memory (emptydir.go, upstream
+// pkg/volume/emptydir), when the kubelet has a Mounter (a real runtime); hugepages mediums are
+// refused. No tmpfs for secrets, no SELinux relabel, no fsGroup/fsUser ownership. subPath
 // (subpath.go) pins a file with a hard link where upstream bind-mounts /proc/<pid>/fd/<fd>, and
 // hands a directory to the runtime as its checked real path. Once the container exists neither
 // runtime follows a symlink swapped in on that path (a bind mount holds the directory; the fake

@@ -13,7 +13,8 @@
 //     nestedpendingoperations and exponential back-off, and operation_generator.go's
 //     checkNodeAffinity and error messages (reconciler.go);
 //   - the VolumePluginMgr and the secret, configmap, projected, downwardapi, empty_dir,
-//     hostpath and local plugins (plugins.go; the writers themselves live in pkg/volume), and
+//     hostpath and local plugins (plugins.go; the writers themselves live in pkg/volume), with
+//     each plugin's MetricsProvider as MetricsSource (du, statfs or none, for pkg/stats), and
 //     the csi plugin (csi.go, over pkg/csi);
 //   - pkg/kubelet/kubelet_volumes.go cleanupOrphanedPodDirs (CleanupOrphanedPodDirs);
 //   - pkg/kubelet/kubelet.go SyncPod, which calls WaitForAttachAndMount and records "Unable to
