@@ -71,3 +71,48 @@ func TestPodRequests(t *testing.T) {
 		})
 	}
 }
+
+// A pod's memory limit is its cgroup's (upstream ResourceConfigForPod): the pod-level limit, else
+// the containers' aggregate plus the overhead, only when every container and init container
+// limits memory.
+func TestPodMemoryLimit(t *testing.T) {
+	limit := func(memory string) corev1.ResourceRequirements {
+		if memory == "" {
+			return corev1.ResourceRequirements{}
+		}
+		return corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory)}}
+	}
+	pod := func(containers, inits []string) *corev1.Pod {
+		p := &corev1.Pod{}
+		for _, m := range containers {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Resources: limit(m)})
+		}
+		for _, m := range inits {
+			p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Resources: limit(m)})
+		}
+		return p
+	}
+	withOverhead := pod([]string{"100Mi"}, nil)
+	withOverhead.Spec.Overhead = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("10Mi")}
+	podLevel := pod([]string{""}, nil)
+	podLevel.Spec.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want int64
+		ok   bool
+	}{
+		{"two containers: the sum", pod([]string{"100Mi", "200Mi"}, nil), 300 << 20, true},
+		{"an init container bigger than the app: its limit", pod([]string{"100Mi"}, []string{"500Mi"}), 500 << 20, true},
+		{"a container without a limit: none", pod([]string{"100Mi", ""}, nil), 0, false},
+		{"an init container without a limit: none", pod([]string{"100Mi"}, []string{""}), 0, false},
+		{"overhead added", withOverhead, 110 << 20, true},
+		{"pod-level limit wins", podLevel, 1 << 30, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, ok := PodMemoryLimit(tc.pod); got != tc.want || ok != tc.ok {
+				t.Errorf("PodMemoryLimit = %d, %v; want %d, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
