@@ -7,7 +7,9 @@
 #      plugins (hack/containerd/install.sh), build the control plane (hack/cluster/build.sh),
 #      e2e.test, ginkgo, agnhost and nnp (build.sh), the cluster and report programs, and list the
 #      images the suite names (e2e.test --list-images);
-#   2. `unshare --net` runs this script again (--in-netns) in a new network namespace: lo up, with
+#   2. `unshare --net --mount` runs this script again (--in-netns) in a new network namespace (and
+#      a private mount namespace: containerd's overlays and the kubelet's tmpfs for emptyDirs of
+#      medium Memory stay in it): lo up, with
 #      the node's address 10.213.0.1/32 on it too, then the control plane (127.0.0.1),
 #      containerd with the pod network (hack/containerd/up.sh --network bridge: bridge mkbr0,
 #      pods in 10.88.0.0/16) and the e2e images, and minikubelet with --node-ip 10.213.0.1 (not a
@@ -15,8 +17,8 @@
 #      ginkgo runs e2e.test in parallel;
 #   3. outside again: the table (report/), and every spec with its result in $OUT/results.txt.
 #
-# Everything that makes interfaces, routes or iptables rules runs in that namespace; nothing in
-# the host's changes. Every process is stopped by its PID on exit, Ctrl-C or SIGTERM (and by
+# Everything that makes interfaces, routes, iptables rules or mounts runs in those namespaces;
+# nothing in the host's changes. Every process is stopped by its PID on exit, Ctrl-C or SIGTERM (and by
 # PR_SET_PDEATHSIG if this script is killed outright); the namespace goes with its last process.
 #
 # Environment:
@@ -241,7 +243,7 @@ interrupted=0
 trap 'interrupted=1' INT TERM
 phase ""
 set +e
-setpriv --pdeathsig TERM -- unshare --net -- "$0" --in-netns
+setpriv --pdeathsig TERM -- unshare --net --mount --propagation private -- "$0" --in-netns
 inner_status=$?
 set -e
 if [[ -f $OUT/report.json ]]; then
