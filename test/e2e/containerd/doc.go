@@ -7,6 +7,9 @@
 //
 // The pods use hostNetwork: true: up.sh gives containerd a loopback-only CNI network (enough for
 // NetworkReady), so pods get no IP of their own and the tests change nothing on the host network.
+// As root, TestMain first runs the package again in a mount namespace of its own
+// (framework.InPrivateMounts): containerd's overlays and the tmpfs minikubelet mounts for an
+// emptyDir with medium Memory live and die there, never in the host's mount table.
 //
 // Gated: the tests need root and hack/containerd/install.sh (containerd, runc, busybox-static,
 // containernetworking-plugins). Without them, or where containerd cannot start (TestMain tries),
