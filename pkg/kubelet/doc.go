@@ -26,7 +26,7 @@
 //	cri                  the CRI gRPC connection
 //	service-informer     list and watch Services, for the containers' service-link env
 //	pod-lifecycle        secret managers, kuberuntime, pod cache, PLEG, status manager, pod workers, volume manager, prober, pod sources (made, not started)
-//	stats                the stats provider: pods' usage from CRI, the node's from the machine or made up (fake runtime)
+//	stats                the stats provider: pods' usage from CRI, the node's from the machine or made up (fake runtime); volume stats every minute
 //	serving-certificate  serverTLSBootstrap
 //	kubelet-api          HTTPS :10250 with authn/authz
 //	node-status-object   the node status (made, not sent) and the Starting event

@@ -144,7 +144,7 @@ func (k *Kubelet) startOrder() []step {
 		{"cri", k.dialRuntime},                             // the CRI gRPC connection to the runtime
 		{"service-informer", k.startServiceInformer},       // list and watch Services: containers' service-link env
 		{"pod-lifecycle", k.makePodLifecycle},              // secret managers, kuberuntime, pod cache, PLEG, status manager, pod workers, prober, pod sources: made, not started
-		{"stats", k.makeStats},                             // the stats provider: pods' usage from CRI, the node's from the machine (or made up on the fake runtime)
+		{"stats", k.makeStats},                             // the stats provider: pods' usage from CRI, the node's from the machine (or made up on the fake runtime); the volume stats loop
 		{"serving-certificate", k.startServingCertificate}, // serverTLSBootstrap: the kubelet API's certificate from a CSR
 		{"kubelet-api", k.startServer},                     // HTTPS :10250 with authn/authz: exec, logs, /pods, /metrics
 		{"node-status-object", k.makeNodeStatus},           // the node's status (made, not sent) and the Starting event
