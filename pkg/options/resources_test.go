@@ -139,3 +139,29 @@ func TestEvictionSettings(t *testing.T) {
 		t.Errorf("thresholds %v, want %v", got, want)
 	}
 }
+
+// volumeStatsAggPeriod is implemented: upstream's 1 min default, from the file or
+// --volume-stats-agg-period (the command line wins), never reported as ignored.
+func TestVolumeStatsAggPeriod(t *testing.T) {
+	o, err := parse(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Config.VolumeStatsAggPeriod.Duration; got != time.Minute {
+		t.Errorf("default %s, want 1m", got)
+	}
+	o, err = parse(t, "--config", writeConfig(t, "volumeStatsAggPeriod: 30s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Config.VolumeStatsAggPeriod.Duration; got != 30*time.Second || len(o.IgnoredConfigFields) != 0 {
+		t.Errorf("from the file: %s, ignored %v; want 30s, none ignored", got, o.IgnoredConfigFields)
+	}
+	o, err = parse(t, "--config", writeConfig(t, "volumeStatsAggPeriod: 30s\n"), "--volume-stats-agg-period", "2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Config.VolumeStatsAggPeriod.Duration; got != 2*time.Second {
+		t.Errorf("with the flag: %s, want 2s", got)
+	}
+}
