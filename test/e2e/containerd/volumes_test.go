@@ -25,7 +25,8 @@ import (
 //   - subPath: a ConfigMap key is a file, pinned; subPathExpr; an escape through a symlink refused;
 //   - a StatefulSet's claim on a hostPath PV keeps its file across a container restart and the
 //     pod's re-creation; a pod whose claim is unbound waits in ContainerCreating;
-//   - our CSI driver as a DaemonSet: a static PV and an inline volume through it.
+//   - our CSI driver as a DaemonSet: a static PV and an inline volume through it;
+//   - mountPropagation HostToContainer reaching containerd.
 func TestVolumes(t *testing.T) {
 	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
@@ -39,6 +40,7 @@ func TestVolumes(t *testing.T) {
 	t.Run("StatefulSet on a hostPath PV", func(t *testing.T) { t.Parallel(); testStatefulSetPV(t, rt, n) })
 	t.Run("unbound claim", func(t *testing.T) { t.Parallel(); testUnboundClaim(t, n) })
 	t.Run("CSI driver as a DaemonSet", func(t *testing.T) { t.Parallel(); testCSIDaemonSet(t, n) })
+	t.Run("mountPropagation", func(t *testing.T) { t.Parallel(); testMountPropagation(t, n) })
 }
 
 // subPath (upstream makeMounts and pkg/volume/util/subpath): a ConfigMap key mounted with subPath
