@@ -110,12 +110,7 @@ func (p *Projector) SetUpVolume(ctx context.Context, pod *corev1.Pod, vol *corev
 	)
 	switch {
 	case vol.EmptyDir != nil:
-		dir := p.podVolumeDir(pod.UID, EmptyDirPluginDir, vol.Name)
-		// 0777 as upstream's emptyDir: any container user may write there.
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return "", err
-		}
-		return dir, os.Chmod(dir, 0o777)
+		return p.setUpEmptyDir(ctx, pod, vol.Name)
 	case vol.Secret != nil:
 		plugin = SecretPluginDir
 		var s *corev1.Secret
@@ -164,12 +159,36 @@ func (p *Projector) SetUpVolume(ctx context.Context, pod *corev1.Pod, vol *corev
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	changed, err := p.writer.Write(ctx, dir, payload)
+	var setPerms func() error
+	if fsGroup := podFSGroup(pod); fsGroup != nil {
+		payload = fsGroupModes(payload)
+		// The whole volume, not only the new version: the first write also made dir.
+		setPerms = func() error { return setVolumeOwnership(ctx, dir, *fsGroup, true) }
+	}
+	changed, err := p.writer.Write(ctx, dir, payload, setPerms)
 	if err != nil {
 		return "", err
 	}
 	if changed {
 		klog.FromContext(ctx).V(2).Info("Volume contents updated", "pod", klog.KObj(pod), "volume", vol.Name, "plugin", plugin, "files", len(payload))
+	}
+	return dir, nil
+}
+
+// setUpEmptyDir makes the emptyDir's directory, 0777 as upstream's emptyDir (any container user
+// may write there), owned by the pod's fsGroup if it sets one (upstream emptyDir SetUpAt:
+// setupDir, then the volume's ownership). The reconciler calls it once per volume: an emptyDir
+// does not follow API objects.
+func (p *Projector) setUpEmptyDir(ctx context.Context, pod *corev1.Pod, name string) (string, error) {
+	dir := p.podVolumeDir(pod.UID, EmptyDirPluginDir, name)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		return "", err
+	}
+	if fsGroup := podFSGroup(pod); fsGroup != nil {
+		return dir, setVolumeOwnership(ctx, dir, *fsGroup, false)
 	}
 	return dir, nil
 }
