@@ -13,7 +13,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -116,37 +115,13 @@ func testSubPathEscape(t *testing.T, n *node) {
 		return false, describe(p)
 	})
 	framework.Eventually(t, time.Minute, "a Failed Event with the message", func() (bool, string) {
-		events := podEvents(t, ns, "escape")
-		return hasEvent(events, "kubelet Warning Failed Error: "+msg), strings.Join(events, "\n")
+		events := cluster.Events(t, ns, "escape")
+		return framework.HasEvent(events, "kubelet Warning Failed Error: "+msg), strings.Join(events, "\n")
 	})
 	p := getPod(t, ns, "escape")
 	if s := p.Status.ContainerStatuses[0]; s.ContainerID != "" || s.RestartCount != 0 {
 		t.Errorf("the app container was created: %+v", s)
 	}
-}
-
-// podEvents lists the Events of one object of ns as "source type reason message".
-func podEvents(t *testing.T, ns, name string) []string {
-	t.Helper()
-	list, err := cluster.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", name).String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range list.Items {
-		out = append(out, e.Source.Component+" "+e.Type+" "+e.Reason+" "+e.Message)
-	}
-	return out
-}
-
-func hasEvent(events []string, prefix string) bool {
-	for _, e := range events {
-		if strings.HasPrefix(e, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // storageClass makes a StorageClass with no provisioner (static PVs, bound at once) named after
@@ -297,9 +272,9 @@ func testUnboundClaim(t *testing.T, n *node) {
 	want := "kubelet Warning FailedMount Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[], " +
 		"failed to process volumes=[data]: error processing PVC " + ns + "/claim: PVC is not bound"
 	framework.Eventually(t, time.Minute, "ContainerCreating with a FailedMount Event", func() (bool, string) {
-		events := podEvents(t, ns, "waiter")
+		events := cluster.Events(t, ns, "waiter")
 		out, _ := kubectl(t, "-n", ns, "get", "pod", "waiter", "--no-headers")
-		return strings.Contains(out, " ContainerCreating ") && hasEvent(events, want), out + strings.Join(events, "\n")
+		return strings.Contains(out, " ContainerCreating ") && framework.HasEvent(events, want), out + strings.Join(events, "\n")
 	})
 	before := getPod(t, ns, "waiter")
 
