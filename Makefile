@@ -16,7 +16,7 @@ CLUSTER ?= local
 # METRICS_SERVER=0: make run (and make debug) start no metrics-server (no kubectl top).
 METRICS_SERVER ?= 1
 
-.PHONY: bench all build test test-unit test-fuzz test-e2e verify cluster-build cluster-up cluster-down cluster-status metrics-server-up run debug journal lab-check labs-test containerd-install containerd-up containerd-down containerd-status conformance test-conformance kind-up kind-down kubeadm-up kubeadm-down kubeadm-shell kubeadm-restart-kubelet clean
+.PHONY: bench all build test test-unit test-fuzz test-e2e test-e2e-labs verify cluster-build cluster-up cluster-down cluster-status metrics-server-up run debug journal lab-check labs-test containerd-install containerd-up containerd-down containerd-status conformance test-conformance kind-up kind-down kubeadm-up kubeadm-down kubeadm-shell kubeadm-restart-kubelet clean
 
 all: build
 
@@ -29,7 +29,7 @@ build:
 ##@ Test
 
 # test: everything CI runs (the README's test command). test-conformance needs root, as CI has.
-test: test-unit test-fuzz test-e2e labs-test test-conformance
+test: test-unit test-fuzz test-e2e-labs test-conformance
 
 # test-unit: unit tests of every package, with the race detector, and the static security checks
 # (test/security: no TLS verification switched off anywhere, no key file readable by others).
@@ -57,6 +57,12 @@ test-fuzz:
 test-e2e: cluster-build
 	hack/containerd/install.sh || [[ "$${MINIKUBELET_E2E_CONTAINERD:-}" != required ]]
 	go test -count=1 -timeout 60m ./test/e2e/...
+
+# test-e2e-labs (what make test runs): test-e2e's and labs-test's packages in one go test, three at
+# a time, the longest first, while the conformance binaries build in the background, niced
+# (hack/test-e2e.sh), so that a cold `make test` stays within an hour.
+test-e2e-labs: cluster-build
+	hack/test-e2e.sh
 
 # verify: gofmt, go vet, golangci-lint and deadcode (pinned in hack/tools/go.mod), shellcheck,
 # vm.yaml and the kind scripts' offline tests, the package map (docs/architecture.md) and the

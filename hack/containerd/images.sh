@@ -5,7 +5,7 @@
 #
 # Usage: hack/containerd/images.sh --address /path/containerd.sock [--snapshotter overlayfs|native]
 #                                   [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR]
-#                                   [--kubeadm-images LIST --kubeadm-bin-dir DIR]
+#                                   [--kubeadm-images LIST --kubeadm-bin-dir DIR] [--csi-hostpath]
 #
 #   docker.io/minikubelet/busybox:local   sh, ls, cat, sleep, … (busybox-static, hard links in /bin)
 #   docker.io/minikubelet/pause:local     the sandbox image (CRI sandbox_image in up.sh's config)
@@ -23,12 +23,15 @@
 # images/kubeadm.go): kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy (with
 # Debian's iptables), etcd, coredns, and pause (ours).
 #
+# With --csi-hostpath, also docker.io/minikubelet/csi-hostpath:local: our CSI node driver
+# (tools/csi-hostpath, built static), which test/e2e/containerd runs as a DaemonSet.
+#
 # Pods use them with imagePullPolicy IfNotPresent (the default for a tag other than :latest) or
 # Never; Always would try a registry and fail with ErrImagePull.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-address="" snapshotter=overlayfs e2e_args=()
+address="" snapshotter=overlayfs e2e_args=() csi=""
 while (( $# )); do
   case $1 in
     --address) address=$2; shift 2 ;;
@@ -37,6 +40,7 @@ while (( $# )); do
     --e2e-bin-dir|--kube-src) e2e_args+=("$1" "${2:?}"); shift 2 ;;
     --kubeadm-images) e2e_args+=(--kubeadm-list "${2:?}"); shift 2 ;;
     --kubeadm-bin-dir) e2e_args+=("$1" "${2:?}"); shift 2 ;;
+    --csi-hostpath) csi=1; shift ;;
     *) echo "images.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -47,6 +51,10 @@ trap 'rm -rf "$work"' EXIT
 # Both programs are small; the Go build cache makes these seconds the first time, then instant.
 (cd "$repo" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/pause" ./hack/containerd/pause)
 (cd "$repo" && go build -o "$work/images" ./hack/containerd/images)
+if [[ -n $csi ]]; then
+  (cd "$repo" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/csi-hostpath" ./tools/csi-hostpath)
+  e2e_args+=(--csi-hostpath "$work/csi-hostpath")
+fi
 "$work/images" --busybox /bin/busybox --pause "$work/pause" --out "$work/images.tar" ${e2e_args[@]+"${e2e_args[@]}"}
 # The snapshotter must be the one the CRI plugin uses, or its containers find no unpacked image.
 ctr --address "$address" -n k8s.io images import --snapshotter "$snapshotter" "$work/images.tar" >/dev/null

@@ -29,6 +29,7 @@
 #                                 images LIST names (`e2e.test --list-images`; see images.sh).
 #   --kubeadm-images LIST --kubeadm-bin-dir DIR   also build and import the images kubeadm runs
 #                                 (`kubeadm config images list`; see images.sh).
+#   --csi-hostpath                also build and import our CSI driver's image (see images.sh).
 #   --pod-subnet CIDR             bridge mode: the pods' subnet (default 10.88.0.0/16; gateway .1)
 #
 # Point minikubelet at it with --container-runtime-endpoint unix://DIR/containerd.sock, and crictl
@@ -51,7 +52,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-usage() { echo "usage: up.sh up|down|status --state-dir DIR [--exit-with PID] [--network loopback|bridge] [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR] [--kubeadm-images LIST --kubeadm-bin-dir DIR] [--pod-subnet CIDR]" >&2; exit 2; }
+usage() { echo "usage: up.sh up|down|status --state-dir DIR [--exit-with PID] [--network loopback|bridge] [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR] [--kubeadm-images LIST --kubeadm-bin-dir DIR] [--csi-hostpath] [--pod-subnet CIDR]" >&2; exit 2; }
 verb=${1:-}; [[ $verb == up || $verb == down || $verb == status ]] || usage; shift
 state_dir="" exit_with="" network=loopback images_args=() pod_subnet=10.88.0.0/16
 while (( $# )); do
@@ -61,6 +62,7 @@ while (( $# )); do
     --network) network=${2:?}; shift 2 ;;
     --pod-subnet) pod_subnet=${2:?}; shift 2 ;;
     --e2e-images|--e2e-bin-dir|--kube-src|--kubeadm-images|--kubeadm-bin-dir) images_args+=("$1" "${2:?}"); shift 2 ;;
+    --csi-hostpath) images_args+=("$1"); shift ;;
     *) usage ;;
   esac
 done

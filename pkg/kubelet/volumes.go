@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/podmanager"
@@ -91,7 +92,7 @@ func (h *runtimeHelper) GenerateRunContainerOptions(ctx context.Context, pod *co
 // volumeMounts are the container's mounts of the volumes the volume manager set up: read-only
 // when the mount asks, for API-data volumes, and for a claim mounted read-only (upstream
 // makeMounts, with the mounter's ReadOnly attribute), with subPath and subPathExpr resolved
-// inside their volume (expanded from the container's env).
+// inside their volume (expanded from the container's env), and each mount's propagation.
 func (h *runtimeHelper) volumeMounts(pod *corev1.Pod, c *corev1.Container, envs []volume.EnvVar) ([]kuberuntime.Mount, error) {
 	if h.volumes == nil {
 		return nil, nil
@@ -111,11 +112,36 @@ func (h *runtimeHelper) volumeMounts(pod *corev1.Pod, c *corev1.Container, envs 
 	if err != nil {
 		return nil, err
 	}
+	propagation := map[string]runtimeapi.MountPropagation{} // by container path
+	for _, m := range c.VolumeMounts {
+		if propagation[m.MountPath], err = translateMountPropagation(m.MountPropagation); err != nil {
+			return nil, err
+		}
+	}
 	var mounts []kuberuntime.Mount
 	for _, m := range resolved {
-		mounts = append(mounts, kuberuntime.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath, ReadOnly: m.ReadOnly || readOnly[m.ContainerPath]})
+		mounts = append(mounts, kuberuntime.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath,
+			ReadOnly: m.ReadOnly || readOnly[m.ContainerPath], Propagation: propagation[m.ContainerPath]})
 	}
 	return mounts, nil
+}
+
+// translateMountPropagation is a volumeMount's mountPropagation as CRI says it (upstream
+// kubelet_pods.go translateMountPropagation): none is private, HostToContainer rslave,
+// Bidirectional rshared. The runtime applies it; containerd refuses a non-private one whose
+// host path is not on a shared (or, for HostToContainer, slave) mount ("... is not a shared
+// mount"). The API server allows Bidirectional only for privileged containers.
+func translateMountPropagation(mode *corev1.MountPropagationMode) (runtimeapi.MountPropagation, error) {
+	switch {
+	case mode == nil || *mode == corev1.MountPropagationNone:
+		return runtimeapi.MountPropagation_PROPAGATION_PRIVATE, nil
+	case *mode == corev1.MountPropagationHostToContainer:
+		return runtimeapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER, nil
+	case *mode == corev1.MountPropagationBidirectional:
+		return runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL, nil
+	default:
+		return 0, fmt.Errorf("invalid MountPropagation mode: %q", *mode)
+	}
 }
 
 // hostsMount writes the pod's hosts file, <root>/pods/<uid>/etc-hosts, and mounts it read-write

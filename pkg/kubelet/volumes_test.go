@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/podsource"
@@ -132,5 +134,32 @@ func TestGenerateRunContainerOptions(t *testing.T) {
 				t.Errorf("hosts file =\n%s\nwant it to start with\n%s", data, tc.wantHosts)
 			}
 		})
+	}
+}
+
+// Upstream translateMountPropagation: a volumeMount's mountPropagation as CRI's, private when
+// unset, and an unknown mode is an error rather than a silently private mount.
+func TestTranslateMountPropagation(t *testing.T) {
+	for _, tc := range []struct {
+		mode    *corev1.MountPropagationMode
+		want    runtimeapi.MountPropagation
+		wantErr string
+	}{
+		{nil, runtimeapi.MountPropagation_PROPAGATION_PRIVATE, ""},
+		{ptr.To(corev1.MountPropagationNone), runtimeapi.MountPropagation_PROPAGATION_PRIVATE, ""},
+		{ptr.To(corev1.MountPropagationHostToContainer), runtimeapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER, ""},
+		{ptr.To(corev1.MountPropagationBidirectional), runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL, ""},
+		{ptr.To(corev1.MountPropagationMode("Sideways")), 0, `invalid MountPropagation mode: "Sideways"`},
+	} {
+		got, err := translateMountPropagation(tc.mode)
+		if tc.wantErr != "" {
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("%v: error %v, want %q", *tc.mode, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%v: %v, %v; want %v", tc.mode, got, err, tc.want)
+		}
 	}
 }

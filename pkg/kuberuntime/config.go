@@ -159,7 +159,8 @@ func (m *Manager) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev
 	}
 	cfg.Command, cfg.Args = kubecontainer.ExpandAll(c.Command, envs), kubecontainer.ExpandAll(c.Args, envs)
 	for _, mnt := range opts.Mounts {
-		cfg.Mounts = append(cfg.Mounts, &runtimeapi.Mount{ContainerPath: mnt.ContainerPath, HostPath: mnt.HostPath, Readonly: mnt.ReadOnly})
+		cfg.Mounts = append(cfg.Mounts, &runtimeapi.Mount{ContainerPath: mnt.ContainerPath, HostPath: mnt.HostPath,
+			Readonly: mnt.ReadOnly, Propagation: mnt.Propagation})
 	}
 	return cfg, nil
 }

@@ -31,6 +31,8 @@ type EnvVar struct{ Name, Value string }
 type Mount struct {
 	ContainerPath, HostPath string
 	ReadOnly                bool
+	// Propagation is the volumeMount's mountPropagation (zero: private).
+	Propagation runtimeapi.MountPropagation
 }
 
 // RunContainerOptions are a container's resolved environment and mounts.

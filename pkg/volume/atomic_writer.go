@@ -48,17 +48,19 @@ type AtomicWriter struct {
 
 // Write makes dir hold exactly payload (keys are paths relative to dir). dir must exist.
 // changed reports whether anything a reader can see changed; writing the payload that is
-// already on disk changes nothing. The steps, as upstream AtomicWriter.Write:
+// already on disk changes nothing. setPerms, if not nil, runs after a new version is written
+// and before it is published (the volume's fsGroup ownership: readers never see the new files
+// with other owners). The steps, as upstream AtomicWriter.Write:
 //
 //  1. validate every path;
 //  2. read ..data to find the current timestamped directory;
 //  3. compare it with the payload (same paths, bytes and modes → no new directory);
-//  4. otherwise write the payload into a new timestamped directory and fsync it;
+//  4. otherwise write the payload into a new timestamped directory and fsync it, then setPerms;
 //  5. symlink ..data_tmp → new directory, rename it over ..data (the atomic swap);
 //  6. add the user-visible symlinks name → ..data/name that are missing;
 //  7. remove user-visible symlinks whose name is no longer in the payload;
 //  8. remove the old timestamped directory.
-func (w AtomicWriter) Write(ctx context.Context, dir string, payload map[string]FileProjection) (changed bool, err error) {
+func (w AtomicWriter) Write(ctx context.Context, dir string, payload map[string]FileProjection, setPerms func() error) (changed bool, err error) {
 	logger := klog.FromContext(ctx)
 
 	// (1)
@@ -91,7 +93,7 @@ func (w AtomicWriter) Write(ctx context.Context, dir string, payload map[string]
 
 	if needWrite {
 		// (4) and (5)
-		newTsDir, err := w.publish(dir, clean)
+		newTsDir, err := w.publish(dir, clean, setPerms)
 		if err != nil {
 			return false, err
 		}
@@ -122,9 +124,9 @@ func (w AtomicWriter) Write(ctx context.Context, dir string, payload map[string]
 	return changed, nil
 }
 
-// publish writes payload into a new timestamped directory under dir and points ..data at it.
-// It returns the new directory's name.
-func (w AtomicWriter) publish(dir string, payload map[string]FileProjection) (string, error) {
+// publish writes payload into a new timestamped directory under dir, runs setPerms (if not nil)
+// and points ..data at it. It returns the new directory's name.
+func (w AtomicWriter) publish(dir string, payload map[string]FileProjection, setPerms func() error) (string, error) {
 	clk := w.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -146,6 +148,11 @@ func (w AtomicWriter) publish(dir string, payload map[string]FileProjection) (st
 	}
 	if err := writePayload(tsPath, payload); err != nil {
 		return "", err
+	}
+	if setPerms != nil {
+		if err := setPerms(); err != nil {
+			return "", err
+		}
 	}
 
 	// The swap: a new symlink, then rename(2) over the old one. rename is atomic, so ..data

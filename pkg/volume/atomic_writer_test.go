@@ -80,7 +80,7 @@ func TestWriteLayout(t *testing.T) {
 		"username":   fp("admin", 0o644),
 		"tls/ca.crt": fp("CA", 0o400),
 		"tls/sub/x":  fp("x", 0o600),
-	})
+	}, nil)
 	if err != nil || !changed {
 		t.Fatalf("Write = (%v, %v), want (true, nil)", changed, err)
 	}
@@ -124,7 +124,7 @@ func TestWriteUpdatesAndIdempotence(t *testing.T) {
 	w := AtomicWriter{}
 	write := func(payload map[string]FileProjection) bool {
 		t.Helper()
-		changed, err := w.Write(ctx, dir, payload)
+		changed, err := w.Write(ctx, dir, payload, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func TestWriteRepairsLinks(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	dir := t.TempDir()
 	payload := map[string]FileProjection{"a": fp("1", 0o644)}
-	if _, err := (AtomicWriter{}).Write(ctx, dir, payload); err != nil {
+	if _, err := (AtomicWriter{}).Write(ctx, dir, payload, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(dir, "a")); err != nil {
@@ -209,7 +209,7 @@ func TestWriteRepairsLinks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "unrelated"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	changed, err := AtomicWriter{}.Write(ctx, dir, payload)
+	changed, err := AtomicWriter{}.Write(ctx, dir, payload, nil)
 	if err != nil || !changed {
 		t.Fatalf("Write = (%v, %v), want (true, nil)", changed, err)
 	}
@@ -274,7 +274,7 @@ func TestWriteRejectsInvalidPayload(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			if _, err := (AtomicWriter{}).Write(ctx, dir, payload); err == nil {
+			if _, err := (AtomicWriter{}).Write(ctx, dir, payload, nil); err == nil {
 				t.Fatal("Write accepted an invalid payload")
 			}
 			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -286,7 +286,7 @@ func TestWriteRejectsInvalidPayload(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (AtomicWriter{}).Write(ctx, filepath.Join(t.TempDir(), "missing"), nil); err == nil {
+	if _, err := (AtomicWriter{}).Write(ctx, filepath.Join(t.TempDir(), "missing"), nil, nil); err == nil {
 		t.Error("Write into a missing directory succeeded")
 	}
 }
@@ -313,7 +313,7 @@ func TestWriteConcurrentReaderSeesWholeVersions(t *testing.T) {
 		changed, err := AtomicWriter{}.Write(ctx, dir, map[string]FileProjection{
 			"key":        {Data: payloads[gen], Mode: 0o644},
 			"nested/key": {Data: payloads[gen], Mode: 0o644},
-		})
+		}, nil)
 		if err != nil || !changed {
 			t.Fatalf("write %d = (%v, %v), want (true, nil)", gen, changed, err)
 		}

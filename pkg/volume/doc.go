@@ -26,7 +26,8 @@
 //     calculateEmptyDirMemorySize (emptydir.go: setUpEmptyDir, EmptyDirMemorySize,
 //     tearDownEmptyDir, HostMounter);
 //   - pkg/kubelet/kubelet_resources.go defaultPodLimitsForDownwardAPI and
-//     pkg/api/v1/resource/helpers.go ExtractContainerResourceValue (env_resources.go).
+//     pkg/api/v1/resource/helpers.go ExtractContainerResourceValue (env_resources.go);
+//   - pkg/volume/volume_linux.go SetVolumeOwnership, changeFilePermission (ownership.go).
 //
 // # On disk
 //
@@ -90,7 +91,10 @@
 //
 // One mount only: the tmpfs of an emptyDir with medium Memory (emptydir.go, upstream
 // pkg/volume/emptydir), when the kubelet has a Mounter (a real runtime); hugepages mediums are
-// refused. No tmpfs for secrets, no SELinux relabel, no fsGroup/fsUser ownership. subPath
+// refused. No tmpfs for secrets, no SELinux relabel. A pod's fsGroup owns its secret,
+// configMap, projected, downwardAPI and emptyDir volumes (ownership.go; upstream
+// SetVolumeOwnership with fsGroupChangePolicy Always), set before a new version is published;
+// fsUser (a projected token owned by the containers' common runAsUser) is not done. subPath
 // (subpath.go) pins a file with a hard link where upstream bind-mounts /proc/<pid>/fd/<fd>, and
 // hands a directory to the runtime as its checked real path. Once the container exists neither
 // runtime follows a symlink swapped in on that path (a bind mount holds the directory; the fake
@@ -99,8 +103,8 @@
 // volume-subpaths, a mount in the kubelet's namespace that we do not make. A
 // subPath file on another filesystem than the root dir (a hostPath) cannot be hard-linked and
 // is handed over as its checked path too.
-// A token file always takes the volume's defaultMode (upstream: 0600 when the pod sets fsGroup,
-// then chowned). clusterTrustBundle, podCertificate and fileKeyRef are errors; resourceFieldRef
+// A token file takes the volume's defaultMode, or 0600 (0640 once the fsGroup owns it) when the
+// pod sets fsGroup, as upstream. clusterTrustBundle, podCertificate and fileKeyRef are errors; resourceFieldRef
 // works in env and in downwardAPI and projected volumes. hostPath (host_path.go) hands the node's path to the runtime
 // as upstream does — with the fake runtime too, whose containers then read and write that host
 // path: as on a real node, only trusted pods should get one (PodSecurity "baseline" forbids it).

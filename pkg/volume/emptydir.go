@@ -10,6 +10,7 @@ package volume
 // plain directory, as the documentation says (docs/fake-runtime.md).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -73,9 +74,11 @@ func (HostMounter) Unmount(dir string) error {
 }
 
 // setUpEmptyDir makes the emptyDir's directory, 0777 as upstream's so any container user may
-// write there, and mounts a tmpfs on it for medium Memory. Setting up a set-up emptyDir again
-// changes nothing.
-func (p *Projector) setUpEmptyDir(pod *corev1.Pod, vol *corev1.Volume) (string, error) {
+// write there, mounts a tmpfs on it for medium Memory, then gives it to the pod's fsGroup if it
+// sets one (upstream emptyDir SetUpAt: setupDir or setupTmpfs, then the volume's ownership). The
+// reconciler calls it once per volume (an emptyDir does not follow API objects); a tmpfs already
+// mounted there (a restarted kubelet) is kept.
+func (p *Projector) setUpEmptyDir(ctx context.Context, pod *corev1.Pod, vol *corev1.Volume) (string, error) {
 	dir := p.podVolumeDir(pod.UID, EmptyDirPluginDir, vol.Name)
 	medium := vol.EmptyDir.Medium
 	switch {
@@ -92,17 +95,24 @@ func (p *Projector) setUpEmptyDir(pod *corev1.Pod, vol *corev1.Volume) (string, 
 	if err := os.Chmod(dir, 0o777); err != nil {
 		return "", err
 	}
-	if medium != corev1.StorageMediumMemory || p.cfg.Mounter == nil {
-		return dir, nil
+	if medium == corev1.StorageMediumMemory && p.cfg.Mounter != nil {
+		if err := p.mountTmpfs(pod, vol, dir); err != nil {
+			return "", err
+		}
 	}
-	if mounted, err := p.cfg.Mounter.IsMountPoint(dir); err != nil || mounted {
-		return dir, err
-	}
-	size := EmptyDirMemorySize(p.cfg.NodeAllocatable.Memory(), vol, pod)
-	if err := p.cfg.Mounter.MountTmpfs(dir, size.Value()); err != nil {
-		return "", err
+	if fsGroup := podFSGroup(pod); fsGroup != nil {
+		return dir, setVolumeOwnership(ctx, dir, *fsGroup, false)
 	}
 	return dir, nil
+}
+
+// mountTmpfs mounts the memory-backed emptyDir's tmpfs at dir, unless one is mounted there.
+func (p *Projector) mountTmpfs(pod *corev1.Pod, vol *corev1.Volume, dir string) error {
+	if mounted, err := p.cfg.Mounter.IsMountPoint(dir); err != nil || mounted {
+		return err
+	}
+	size := EmptyDirMemorySize(p.cfg.NodeAllocatable.Memory(), vol, pod)
+	return p.cfg.Mounter.MountTmpfs(dir, size.Value())
 }
 
 // EmptyDirMemorySize is the size of a memory-backed emptyDir's tmpfs (upstream

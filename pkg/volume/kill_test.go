@@ -35,7 +35,7 @@ func generation(g int) map[string]FileProjection {
 func TestAtomicWriterSurvivesSIGKILL(t *testing.T) {
 	if dir := os.Getenv(killWriterEnv); dir != "" {
 		for g := 0; ; g++ {
-			if _, err := (AtomicWriter{}).Write(context.Background(), dir, generation(g)); err != nil {
+			if _, err := (AtomicWriter{}).Write(context.Background(), dir, generation(g), nil); err != nil {
 				os.Stderr.WriteString(err.Error() + "\n")
 				os.Exit(2)
 			}

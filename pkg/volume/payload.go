@@ -128,8 +128,8 @@ func downwardAPIItems(items []corev1.DownwardAPIVolumeFile, pod *corev1.Pod, def
 // pod's namespace (in the kubelet: the token manager); see tokenRequest for what is asked.
 // Errors of all sources are reported together.
 //
-// Every file gets the volume's defaultMode (0644 by default), the token too (upstream makes it
-// 0600 when the pod sets fsGroup, then changes its owner; we change no ownership).
+// Every file gets the volume's defaultMode (0644 by default); the token too, or 0600 when the
+// pod sets fsGroup (tokenPayload).
 // clusterTrustBundle and podCertificate sources are errors: a missing certificate must not look
 // like a working volume.
 func ProjectedPayload(vol *corev1.ProjectedVolumeSource,
@@ -194,7 +194,10 @@ func ProjectedPayload(vol *corev1.ProjectedVolumeSource,
 }
 
 // tokenPayload is the serviceAccountToken source: one file at its path with a token of the
-// pod's service account, bound to the pod.
+// pod's service account, bound to the pod. Its mode is the volume's defaultMode, or 0600 when the
+// pod sets fsGroup: the volume's ownership (ownership.go) then makes it 0640, readable by the
+// pod's containers and no one else (upstream collectData; upstream also gives it 0600 and the
+// containers' common runAsUser as owner — FsUser — which we do not).
 func tokenPayload(src *corev1.ServiceAccountTokenProjection, pod *corev1.Pod, mode int32,
 	getToken func(serviceAccount string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)) (map[string]FileProjection, error) {
 	if pod.Spec.ServiceAccountName == "" {
@@ -204,6 +207,9 @@ func tokenPayload(src *corev1.ServiceAccountTokenProjection, pod *corev1.Pod, mo
 	tr, err := getToken(pod.Spec.ServiceAccountName, tokenRequest(src, pod))
 	if err != nil {
 		return nil, err
+	}
+	if podFSGroup(pod) != nil {
+		mode = 0o600
 	}
 	return map[string]FileProjection{src.Path: {Data: []byte(tr.Status.Token), Mode: mode}}, nil
 }

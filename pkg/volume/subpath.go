@@ -202,7 +202,7 @@ func safeMakeDir(volDir, subPath string) error {
 	if err != nil {
 		return err
 	}
-	perm := uint32(fi.Mode().Perm())
+	perm := kernelMode(fi.Mode())
 	parts := strings.Split(filepath.Clean(subPath), "/")
 	n := len(parts) // parts[:n] exist
 	for ; n > 0; n-- {
@@ -237,6 +237,23 @@ func safeMakeDir(volDir, subPath string) error {
 		}
 	}
 	return nil
+}
+
+// kernelMode is mode's permission bits with setuid, setgid and sticky as chmod(2) takes them
+// (os.FileMode keeps those three apart from the permission bits). A subPath directory made in an
+// emptyDir that the pod's fsGroup owns gets the setgid bit, as the volume has it.
+func kernelMode(mode os.FileMode) uint32 {
+	m := uint32(mode.Perm())
+	if mode&os.ModeSetuid != 0 {
+		m |= unix.S_ISUID
+	}
+	if mode&os.ModeSetgid != 0 {
+		m |= unix.S_ISGID
+	}
+	if mode&os.ModeSticky != 0 {
+		m |= unix.S_ISVTX
+	}
+	return m
 }
 
 // prepareSubPath resolves subPath inside volDir and returns the mount's source: a directory's

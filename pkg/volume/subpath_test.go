@@ -197,6 +197,28 @@ func TestSubPathMakesMissingDirectories(t *testing.T) {
 	}
 }
 
+// Upstream doSafeMakeDir gives the new directories the volume's setuid, setgid and sticky bits
+// too: a subPath in a setgid, sticky volume (an fsGroup-owned emptyDir on tmpfs) is
+// dgtrwxrwxrwx, as the spec "EmptyDir … nonexistent volume subPath should have the correct mode
+// and owner using FSGroup" reads it.
+func TestSubPathDirectoryKeepsSpecialBits(t *testing.T) {
+	vol := filepath.Join(t.TempDir(), "work")
+	if err := os.Mkdir(vol, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(vol, os.ModeSetgid|os.ModeSticky|0o777); err != nil {
+		t.Fatal(err)
+	}
+	pod, c := subPathPod(corev1.VolumeMount{SubPath: "test-sub"})
+	if _, err := Mounts(pod, c, map[string]string{"work": vol}, MountConfig{PodDir: filepath.Dir(vol)}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(vol, "test-sub"))
+	if want := os.ModeDir | os.ModeSetgid | os.ModeSticky | 0o777; err != nil || fi.Mode() != want {
+		t.Errorf("subPath directory: %v, %v; want mode %v", fi, err, want)
+	}
+}
+
 // Upstream: a ConfigMap key mounted with subPath is a file with the key's content, and it is not
 // updated when the ConfigMap changes (the bind mount holds the version the container started
 // with); a container started later gets the new version.

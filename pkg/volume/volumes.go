@@ -114,7 +114,7 @@ func (p *Projector) SetUpVolume(ctx context.Context, pod *corev1.Pod, vol *corev
 	)
 	switch {
 	case vol.EmptyDir != nil:
-		return p.setUpEmptyDir(pod, vol) // emptydir.go: a directory, or a tmpfs for medium Memory
+		return p.setUpEmptyDir(ctx, pod, vol) // emptydir.go: a directory, or a tmpfs for medium Memory
 	case vol.Secret != nil:
 		plugin = SecretPluginDir
 		var s *corev1.Secret
@@ -163,7 +163,13 @@ func (p *Projector) SetUpVolume(ctx context.Context, pod *corev1.Pod, vol *corev
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	changed, err := p.writer.Write(ctx, dir, payload)
+	var setPerms func() error
+	if fsGroup := podFSGroup(pod); fsGroup != nil {
+		payload = fsGroupModes(payload)
+		// The whole volume, not only the new version: the first write also made dir.
+		setPerms = func() error { return setVolumeOwnership(ctx, dir, *fsGroup, true) }
+	}
+	changed, err := p.writer.Write(ctx, dir, payload, setPerms)
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,10 @@
 // Command csi-hostpath runs the small hostpath-like CSI node plugin of tools/csi-hostpath/driver
 // beside a minikubelet: it registers itself through <root-dir>/plugins_registry, as
-// node-driver-registrar does for a real driver, and serves until interrupted.
+// node-driver-registrar does for a real driver, and serves until interrupted. It prints each Node
+// call it gets. In a container (test/e2e/containerd runs it as a DaemonSet from the image
+// hack/containerd/images.sh --csi-hostpath builds), give it <root-dir>/plugins_registry,
+// <root-dir>/plugins/<name>, <root-dir>/pods and the data directory as hostPath volumes at the
+// same paths as on the node: it publishes a volume as a link to the data directory, no mount.
 //
 //	csi-hostpath --root-dir /var/lib/minikubelet --node-id node-1 --data-dir /tmp/csi-data
 package main
@@ -45,7 +49,7 @@ func run(args []string) error {
 		return err
 	}
 	d, err := driver.Start(driver.Config{Name: *name, NodeID: *nodeID, Endpoint: filepath.Join(pluginDir, "csi.sock"),
-		RegistryDir: filepath.Join(*root, "plugins_registry"), DataDir: *dataDir, Stage: *stage})
+		RegistryDir: filepath.Join(*root, "plugins_registry"), DataDir: *dataDir, Stage: *stage, Log: os.Stdout})
 	if err != nil {
 		return err
 	}

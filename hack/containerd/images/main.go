@@ -6,7 +6,8 @@
 //	go run ./hack/containerd/images --busybox /bin/busybox --pause ./pause --out images.tar
 //	ctr -n k8s.io --address <sock> images import images.tar
 //
-// hack/containerd/images.sh does both. With --e2e-list (make conformance) it also builds the
+// hack/containerd/images.sh does both. With --csi-hostpath it also builds the image of our CSI
+// node driver (csi.go). With --e2e-list (make conformance) it also builds the
 // upstream e2e test images under their exact names: see e2e.go. The tarball is deterministic (fixed times and owners,
 // sorted entries), so the same inputs give the same image IDs.
 //
@@ -60,6 +61,7 @@ func run(args []string) error {
 	kubeSrc := fs.String("kube-src", "", "for --e2e-list: the k8s.io/kubernetes module they were built from (go list -m -f {{.Dir}}): their versions, the tags they get")
 	kubeadmList := fs.String("kubeadm-list", "", "also build the images this file names (the output of `kubeadm config images list`; see kubeadm.go)")
 	kubeadmBinDir := fs.String("kubeadm-bin-dir", "", "for --kubeadm-list: the directory with kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, etcd and coredns")
+	csiHostpath := fs.String("csi-hostpath", "", "also build "+csiHostpathName+" from this static tools/csi-hostpath binary")
 	hostTools := fs.String("host-tools", "bash,curl", "comma-separated programs of this machine (Debian packages) copied with their libraries into the agnhost image's /bin")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -88,6 +90,13 @@ func run(args []string) error {
 			Entrypoint: []string{"/pause"},
 			User:       "65535:65535", // as upstream's pause image: it needs no privilege
 		}, CreatedBy: "hack/containerd/images: CGO_ENABLED=0 go build ./hack/containerd/pause"},
+	}
+	if *csiHostpath != "" {
+		bin, err := readStatic(*csiHostpath)
+		if err != nil {
+			return err
+		}
+		images = append(images, csiHostpathImage(bin))
 	}
 	if *e2eList != "" {
 		extra, err := buildE2EImages(*e2eList, *e2eBinDir, *kubeSrc, *hostTools, e2eInputs{busybox: bb, applets: applets, pause: pauseBin})

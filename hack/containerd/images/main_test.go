@@ -102,3 +102,15 @@ func TestDockerArchive(t *testing.T) {
 		t.Errorf("pause config: %s", files[manifest[1].Config])
 	}
 }
+
+// The CSI driver's image runs the binary it was given as its entrypoint, from its root.
+func TestCSIHostpathImage(t *testing.T) {
+	img := csiHostpathImage([]byte("\x7fELF driver"))
+	if img.Name != "docker.io/minikubelet/csi-hostpath:local" || len(img.Config.Entrypoint) != 1 || img.Config.Entrypoint[0] != "/csi-hostpath" {
+		t.Errorf("image %s, entrypoint %v; want docker.io/minikubelet/csi-hostpath:local running /csi-hostpath", img.Name, img.Config.Entrypoint)
+	}
+	last := img.Layer[len(img.Layer)-1]
+	if last.Path != "csi-hostpath" || last.Mode != 0o755 || string(last.Data) != "\x7fELF driver" {
+		t.Errorf("layer ends with %s %o %q, want the binary at /csi-hostpath, 0755", last.Path, last.Mode, last.Data)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -201,63 +200,5 @@ func TestRuntimeDownAndBack(t *testing.T) {
 	}
 	if out, code := kubectl(t, "-n", ns, "exec", "survivor", "--", "echo", "still here"); code != 0 || out != "still here\n" {
 		t.Errorf("kubectl exec after the runtime came back: exit %d, %q", code, out)
-	}
-}
-
-// subPath on a real runtime (upstream makeMounts and pkg/volume/util/subpath): containerd
-// bind-mounts what the kubelet hands it. A ConfigMap key mounted with subPath is a file in the
-// container, and keeps the content it started with when the ConfigMap changes (the kubelet pinned
-// that file; the whole volume mounted beside it shows the update); an emptyDir directory named by
-// subPathExpr from the pod's name is where the container's writes land on the node.
-func TestSubPath(t *testing.T) {
-	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
-		"syncFrequency: 5s\nconfigMapAndSecretChangeDetectionStrategy: Watch\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	rt := startContainerd(t)
-	n := startNode(t, "e2e-containerd-subpath", rt, "--config", cfgFile)
-	ns := namespace(t)
-	ctx := context.Background()
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"app.conf": "color=blue"}}
-	if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	spec := busyboxPod(n.name, corev1.RestartPolicyAlways, "sh", "-c", "echo hi > /logs/out; sleep 3600")
-	spec.Volumes = []corev1.Volume{
-		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}},
-		{Name: "logs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-	}
-	spec.Containers[0].Env = []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
-	spec.Containers[0].VolumeMounts = []corev1.VolumeMount{
-		{Name: "config", MountPath: "/etc/config"},
-		{Name: "config", MountPath: "/etc/app/app.conf", SubPath: "app.conf"},
-		{Name: "logs", MountPath: "/logs", SubPathExpr: "$(POD_NAME)"},
-	}
-	pod := runningPod(t, ns, "app", spec)
-	exec := func(args ...string) string {
-		out, code := kubectl(t, append([]string{"-n", ns, "exec", "app", "--"}, args...)...)
-		if code != 0 {
-			t.Fatalf("kubectl exec %v: exit %d: %s", args, code, out)
-		}
-		return out
-	}
-	if got := exec("sh", "-c", "test -f /etc/app/app.conf && cat /etc/app/app.conf"); got != "color=blue" {
-		t.Fatalf("/etc/app/app.conf = %q, want a file with the key's content", got)
-	}
-	host := filepath.Join(n.rootDir, "pods", string(pod.UID), "volumes", "kubernetes.io~empty-dir", "logs", "app", "out")
-	if data, err := os.ReadFile(host); err != nil || string(data) != "hi\n" {
-		t.Errorf("%s = %q, %v; want the container's write in the directory named after the pod", host, data, err)
-	}
-	cm.Data["app.conf"] = "color=green"
-	if _, err := cluster.Client.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	framework.Eventually(t, time.Minute, "the update in the whole volume", func() (bool, string) {
-		got := exec("cat", "/etc/config/app.conf")
-		return got == "color=green", got
-	})
-	if got := exec("cat", "/etc/app/app.conf"); got != "color=blue" {
-		t.Errorf("/etc/app/app.conf = %q after the update, want it unchanged (as upstream's bind mount)", got)
 	}
 }

@@ -3,7 +3,9 @@
 // pause images (hack/containerd/images.sh: no registry is needed). The control plane is the real
 // one of test/e2e/framework. What the fake runtime only models is real here: processes in their
 // own mount and PID namespaces, CRI log files written by containerd, exec through containerd's
-// streaming server, bind-mounted Secret volumes, a runtime that goes away and comes back.
+// streaming server, bind-mounted Secret volumes, a runtime that goes away and comes back, and the
+// volume manager's mounts (volumes_test.go: subPath, hostPath PVs, claims; csi_test.go: our CSI
+// driver run as a DaemonSet from its local image).
 //
 // The pods use hostNetwork: true: up.sh gives containerd a loopback-only CNI network (enough for
 // NetworkReady), so pods get no IP of their own and the tests change nothing on the host network.

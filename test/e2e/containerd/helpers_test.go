@@ -27,20 +27,22 @@ const busyboxImage = "docker.io/minikubelet/busybox:local"
 // daemon is a private containerd started by hack/containerd/up.sh.
 type daemon struct {
 	stateDir string
-	endpoint string // unix://<stateDir>/containerd.sock
+	endpoint string   // unix://<stateDir>/containerd.sock
+	upArgs   []string // more flags of up.sh up, e.g. --csi-hostpath
 }
 
 // startContainerd starts a containerd of the test's own (in a short temporary directory: the
 // socket path must fit in 107 bytes). It is stopped — containers, shims, mounts and all — when
-// the test ends, and by up.sh's watchdog if this test binary dies first.
-func startContainerd(t *testing.T) *daemon {
+// the test ends, and by up.sh's watchdog if this test binary dies first. upArgs are more flags
+// of up.sh up (--csi-hostpath: our CSI driver's image too).
+func startContainerd(t *testing.T, upArgs ...string) *daemon {
 	t.Helper()
 	requireContainerd(t)
 	dir, err := os.MkdirTemp("", "mkc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &daemon{stateDir: dir, endpoint: "unix://" + filepath.Join(dir, "containerd.sock")}
+	r := &daemon{stateDir: dir, endpoint: "unix://" + filepath.Join(dir, "containerd.sock"), upArgs: upArgs}
 	t.Cleanup(func() {
 		if t.Failed() {
 			log, _ := os.ReadFile(filepath.Join(dir, "containerd.log"))
@@ -56,7 +58,11 @@ func startContainerd(t *testing.T) *daemon {
 
 func (r *daemon) upSh(verb string) (string, error) {
 	up := filepath.Join(framework.RepoRoot(), "hack", "containerd", "up.sh")
-	out, err := exec.Command("bash", up, verb, "--state-dir", r.stateDir, "--exit-with", strconv.Itoa(os.Getpid())).CombinedOutput()
+	args := []string{up, verb, "--state-dir", r.stateDir, "--exit-with", strconv.Itoa(os.Getpid())}
+	if verb == "up" {
+		args = append(args, r.upArgs...)
+	}
+	out, err := exec.Command("bash", args...).CombinedOutput()
 	return string(out), err
 }
 

@@ -86,7 +86,7 @@ func TestEmptyDirSizeLimitEviction(t *testing.T) {
 	if c := podCondition(evicted, corev1.DisruptionTarget); c.Type != "" { // upstream's local storage evictions pass no condition
 		t.Errorf("DisruptionTarget = %+v, want none, as upstream's emptyDirLimitEviction sets none", c)
 	}
-	if events := podEvents(t, ns, "over"); !hasEvent(events, "kubelet Warning Evicted "+want) {
+	if events := cluster.Events(t, ns, "over"); !framework.HasEvent(events, "kubelet Warning Evicted "+want) {
 		t.Errorf("events of over %q, want a Warning Evicted with the message", events)
 	}
 	admin := adminCert(t)

@@ -115,7 +115,7 @@ func TestEvictionUnderMemoryPressure(t *testing.T) {
 	if target.Status != corev1.ConditionTrue || target.Reason != corev1.PodReasonTerminationByKubelet || target.Message != evicted.Status.Message {
 		t.Errorf("DisruptionTarget = %+v, want True TerminationByKubelet with the message", target)
 	}
-	if events := podEvents(t, ns, "besteffort"); !hasEvent(events, "kubelet Warning Evicted "+prefix) {
+	if events := cluster.Events(t, ns, "besteffort"); !framework.HasEvent(events, "kubelet Warning Evicted "+prefix) {
 		t.Errorf("events of besteffort %q, want a Warning Evicted", events)
 	}
 	framework.Eventually(t, 30*time.Second, "late refused", func() (bool, string) {

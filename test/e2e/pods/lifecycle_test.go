@@ -58,9 +58,9 @@ func TestFailedPostStartHook(t *testing.T) {
 		p := getPod(t, ns, "hooked")
 		return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount >= 1, describe(p)
 	})
-	events := podEvents(t, ns, "hooked")
+	events := cluster.Events(t, ns, "hooked")
 	for _, want := range []string{"kubelet Warning FailedPostStartHook PostStartHook failed", "kubelet Normal Killing FailedPostStartHook"} {
-		if !hasEvent(events, want) {
+		if !framework.HasEvent(events, want) {
 			t.Errorf("no Event %q in %q", want, events)
 		}
 	}

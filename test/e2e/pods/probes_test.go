@@ -1,14 +1,10 @@
 package pods
 
 import (
-	"context"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/test/e2e/framework"
@@ -18,31 +14,6 @@ import (
 func execProbe(failureThreshold int32, cmd ...string) *corev1.Probe {
 	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: cmd}},
 		PeriodSeconds: 1, FailureThreshold: failureThreshold, SuccessThreshold: 1, TimeoutSeconds: 1}
-}
-
-// podEvents are "Type Reason Message" of the Events about pod, as `kubectl describe pod` lists
-// them, with their source component.
-func podEvents(t *testing.T, ns, name string) []string {
-	t.Helper()
-	list, err := cluster.Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", name).String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range list.Items {
-		out = append(out, e.Source.Component+" "+e.Type+" "+e.Reason+" "+e.Message)
-	}
-	return out
-}
-
-func hasEvent(events []string, prefix string) bool {
-	for _, e := range events {
-		if strings.HasPrefix(e, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // A failing liveness probe kills the container, which restartPolicy Always restarts: the restart
@@ -60,13 +31,13 @@ func TestLivenessProbeRestartsContainer(t *testing.T) {
 		}
 		return p.Status.ContainerStatuses[0].RestartCount >= 1, string(p.Status.Phase)
 	})
-	events := podEvents(t, ns, "sick")
+	events := cluster.Events(t, ns, "sick")
 	for _, want := range []string{
 		"kubelet Warning Unhealthy Liveness probe failed: sick",
 		"kubelet Normal Killing Container app failed liveness probe, will be restarted",
 		"kubelet Normal Started Container started",
 	} {
-		if !hasEvent(events, want) {
+		if !framework.HasEvent(events, want) {
 			t.Errorf("no Event %q in %q", want, events)
 		}
 	}
@@ -90,7 +61,7 @@ func TestReadinessProbe(t *testing.T) {
 	})
 	framework.Eventually(t, time.Minute, "unready pod Running with an Unhealthy event", func() (bool, string) {
 		p := getPod(t, ns, "unready")
-		return p.Status.Phase == corev1.PodRunning && hasEvent(podEvents(t, ns, "unready"), "kubelet Warning Unhealthy Readiness probe failed"), string(p.Status.Phase)
+		return p.Status.Phase == corev1.PodRunning && framework.HasEvent(cluster.Events(t, ns, "unready"), "kubelet Warning Unhealthy Readiness probe failed"), string(p.Status.Phase)
 	})
 	p := getPod(t, ns, "unready")
 	if c := podCondition(p, corev1.PodReady); c.Status != corev1.ConditionFalse || c.Reason != "ContainersNotReady" || c.Message != "containers with unready status: [app]" {
@@ -110,7 +81,7 @@ func TestStartupProbeFailureKills(t *testing.T) {
 	spec.Containers[0].StartupProbe = execProbe(2, "sh", "-c", "exit 1")
 	createPod(t, ns, "slow", spec)
 	framework.Eventually(t, 2*time.Minute, "killed by its startup probe", func() (bool, string) {
-		return hasEvent(podEvents(t, ns, "slow"), "kubelet Normal Killing Container app failed startup probe, will be restarted"), ""
+		return framework.HasEvent(cluster.Events(t, ns, "slow"), "kubelet Normal Killing Container app failed startup probe, will be restarted"), ""
 	})
 	if cs := getPod(t, ns, "slow").Status.ContainerStatuses[0]; cs.Started != nil && *cs.Started {
 		t.Errorf("app = %+v, want not started while its startup probe fails", cs)
@@ -137,7 +108,7 @@ func TestActiveDeadlineSeconds(t *testing.T) {
 	if p.Status.Message != "Pod was active on the node longer than the specified deadline" {
 		t.Errorf("message = %q", p.Status.Message)
 	}
-	if !hasEvent(podEvents(t, ns, "bounded"), "kubelet Normal DeadlineExceeded Pod was active on the node longer than the specified deadline") {
-		t.Errorf("no DeadlineExceeded Event in %q", podEvents(t, ns, "bounded"))
+	if !framework.HasEvent(cluster.Events(t, ns, "bounded"), "kubelet Normal DeadlineExceeded Pod was active on the node longer than the specified deadline") {
+		t.Errorf("no DeadlineExceeded Event in %q", cluster.Events(t, ns, "bounded"))
 	}
 }

@@ -167,8 +167,8 @@ func TestPodWaitsForUnboundClaim(t *testing.T) {
 	want := "kubelet Warning FailedMount Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[], " +
 		"failed to process volumes=[data]: error processing PVC " + ns + "/claim: PVC is not bound"
 	framework.Eventually(t, time.Minute, "ContainerCreating with a FailedMount Event", func() (bool, string) {
-		events := podEvents(t, ns, "waiter")
-		return kubectlStatus(t, ns, "waiter") == "ContainerCreating" && hasEvent(events, want), strings.Join(events, "\n")
+		events := cluster.Events(t, ns, "waiter")
+		return kubectlStatus(t, ns, "waiter") == "ContainerCreating" && framework.HasEvent(events, want), strings.Join(events, "\n")
 	})
 
 	// A volume type minikubelet has no plugin for is refused, not skipped: upstream's "no
@@ -181,8 +181,8 @@ func TestPodWaitsForUnboundClaim(t *testing.T) {
 		`failed to process volumes=[share]: failed to get Plugin from volumeSpec for volume "share" err=no volume plugin matched: ` +
 		`volume type nfs is not supported by minikubelet (docs/features.md#volumes lists what is supported)`
 	framework.Eventually(t, time.Minute, "the nfs pod refused with a FailedMount Event", func() (bool, string) {
-		events := podEvents(t, ns, "nfs")
-		return kubectlStatus(t, ns, "nfs") == "ContainerCreating" && hasEvent(events, wantNFS), strings.Join(events, "\n")
+		events := cluster.Events(t, ns, "nfs")
+		return kubectlStatus(t, ns, "nfs") == "ContainerCreating" && framework.HasEvent(events, wantNFS), strings.Join(events, "\n")
 	})
 
 	hostPathPV(t, class, ns+"-late", filepath.Join(t.TempDir(), "pv"), ns, "claim")

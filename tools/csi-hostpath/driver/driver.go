@@ -4,10 +4,17 @@
 // volume id; staging makes it, publishing links the target path to it (the fake runtime serves
 // the link's directory as the mount), unpublishing removes the link and keeps the data.
 // Every call is recorded, so tests can see what the kubelet asked for.
+//
+// The links are why the driver needs no mount propagation when it runs in a container (a
+// DaemonSet on containerd): given the kubelet's directories and its data directory at the same
+// paths as on the node, a link it makes names the node's directory, and the runtime resolves it
+// when it bind-mounts the target into the pod. A driver that mounts needs its target directories
+// mounted with mountPropagation Bidirectional instead, so the node sees its mounts.
 package driver
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -26,6 +33,9 @@ type Config struct {
 	RegistryDir string // the kubelet's <root-dir>/plugins_registry; <Name>-reg.sock goes there
 	DataDir     string // where volumes' directories live
 	Stage       bool   // advertise STAGE_UNSTAGE_VOLUME
+	// Log, if set, gets each recorded call, one per line (the command logs them to stdout, so
+	// `kubectl logs` of the driver's pod shows what the kubelet asked for).
+	Log io.Writer
 }
 
 // Driver is a running driver.
@@ -98,4 +108,7 @@ func (d *Driver) record(call string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.calls = append(d.calls, call)
+	if d.cfg.Log != nil {
+		_, _ = fmt.Fprintln(d.cfg.Log, call)
+	}
 }
