@@ -290,7 +290,8 @@ func serviceAndDNS(t *testing.T, k func(...string) ([]byte, error)) {
 		t.Fatalf("apply: %v\n%s", err, b)
 	}
 	if b, err := k("wait", "--for=condition=Ready", "pod/web", "pod/client", "--timeout=120s"); err != nil {
-		t.Fatalf("web and client pods: %v\n%s", err, b)
+		d, _ := k("describe", "pod", "web", "client")
+		t.Fatalf("web and client pods: %v\n%s\n%s", err, b, d)
 	}
 	b, err := k("exec", "client", "--", "nslookup", "kubernetes.default.svc.cluster.local")
 	if err != nil || !strings.Contains(string(b), "10.96.0.1") {
