@@ -422,13 +422,29 @@ record_cgroups() {
   done >"$OUT/cgroups-before" || true
 }
 
+# remove_cgroup DIR: rmdir DIR and the cgroups below it, deepest first. The containers of a
+# namespace that has just been stopped are killed by the kernel and leave their cgroups a moment
+# later (EBUSY until then, longer on a loaded machine), so try again until $cgroup_deadline
+# (SECONDS; one deadline for all, so that a cgroup that stays busy does not hold down for long).
+remove_cgroup() {
+  local d=$1
+  while :; do
+    find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
+    rmdir "$d" 2>/dev/null && return 0
+    [[ -d $d ]] || return 0
+    ((SECONDS < cgroup_deadline)) || break
+    sleep 0.5
+  done
+  echo "kubeadm-down: cannot remove $d (busy)" >&2
+}
+
 # remove_pod_cgroups: after the runs have ended (containerd stopped), the pod cgroups of this run's
 # pods — their UIDs from the nodes' own /var/lib/kubelet/pods (overlay upper dirs) — on the host's
 # cgroupfs (v1, no cgroup namespace), deepest first, by rmdir only; then kubepods{/burstable,
 # /besteffort} if empty and made by this run. Other runs' pods (test/e2e/containerd, conformance)
 # share /kubepods: nothing else is touched.
 remove_pod_cgroups() {
-  local p uid c q d
+  local p uid c q d cgroup_deadline=$((SECONDS + 15))
   for p in "$OUT"/overlay/_var_lib/upper/kubelet/pods/* "$OUT"/node2/overlay/_var_lib/upper/kubelet/pods/*; do
     uid=${p##*/}
     [[ $uid =~ ^[0-9a-f-]+$ ]] || continue # a UID, or a static pod's (a hash); not a glob left as is
@@ -436,8 +452,7 @@ remove_pod_cgroups() {
       for q in "" /burstable /besteffort; do
         d=$c$q/pod$uid
         [[ -d $d ]] || continue
-        find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
-        rmdir "$d" 2>/dev/null || echo "kubeadm-down: cannot remove $d (busy?)" >&2
+        remove_cgroup "$d"
       done
     done
   done
