@@ -3,7 +3,7 @@ package main
 // The upstream end-to-end tests' images (make conformance), built locally under the exact names
 // `e2e.test --list-images` prints, from what this machine has: Debian's busybox-static, our pause,
 // agnhost and nonewprivs' nnp built from the k8s.io/kubernetes module, and a few programs of
-// Debian packages that agnhost's specs exec (bash, curl), copied with their shared libraries. Upstream builds these
+// Debian packages that agnhost's specs exec (bash, curl, dig), copied with their shared libraries. Upstream builds these
 // images from Alpine and debian-base; ours have the same entrypoints, users and tools, not the
 // same bytes. A name of the list we cannot build honestly is reported, never faked.
 
@@ -31,8 +31,8 @@ type e2eInputs struct {
 	nnpVersion     string   // test/images/nonewprivs/VERSION, e.g. 1.4
 	porterCert     []byte   // test/images/agnhost/porter/localhost.crt (netexec --tls-cert-file)
 	porterKey      []byte   // … and localhost.key
-	hostTools      []file   // bash, curl … and their libraries (hostToolFiles)
-	glibcHostname  []file   // Debian's hostname (glibc) and its libraries, for glibc-dns-testing
+	hostTools      []file   // bash, curl, dig … and their libraries (hostToolFiles)
+	glibcHostname  []file   // Debian's hostname (glibc) and dig, with their libraries, for glibc-dns-testing
 }
 
 // e2eImages returns, for each name of the list that we know how to build, that image, and the
@@ -47,7 +47,7 @@ func e2eImages(list []string, in e2eInputs) (images []image, skipped []string) {
 		case path.Base(repo) == "agnhost" && tag == in.agnhostVersion:
 			images = append(images, image{Name: name, Layer: agnhostFiles(in), Config: containerConfig{
 				Env: []string{pathEnv}, Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
-			}, CreatedBy: "hack/containerd/images: agnhost " + tag + " from k8s.io/kubernetes (static), Debian busybox-static applets, Debian bash and curl with their libraries"})
+			}, CreatedBy: "hack/containerd/images: agnhost " + tag + " from k8s.io/kubernetes (static), Debian busybox-static applets, Debian bash, curl and dig with their libraries"})
 		// registry.k8s.io/e2e-test-images/busybox:1.37.0-1: upstream's is busybox 1.37 on
 		// Alpine's layout; ours is Debian 12's busybox-static (1.35) under that name.
 		case path.Base(repo) == "busybox" && strings.Contains(repo, "e2e-test-images"):
@@ -69,8 +69,10 @@ func e2eImages(list []string, in e2eInputs) (images []image, skipped []string) {
 			}, CreatedBy: "hack/containerd/images: Debian busybox-static, setuid nnp " + tag + " from k8s.io/kubernetes"})
 		// registry.k8s.io/e2e-test-images/glibc-dns-testing: upstream is debian-base with dnsutils;
 		// the hostnameOverride specs run `sh -c "echo $(hostname)';'$(hostname -f)';'"` in it, and
-		// `hostname -f` must resolve through glibc (/etc/hosts, as nsswitch.conf says). Ours:
-		// busybox's sh and applets, with Debian's glibc hostname in place of busybox's.
+		// `hostname -f` must resolve through glibc (/etc/hosts, as nsswitch.conf says); the
+		// [sig-network] DNS specs run `dig` in it (their "jessie" querier). Ours: busybox's sh and
+		// applets, with Debian's glibc hostname in place of busybox's, and Debian's dig
+		// (bind9-dnsutils, dnsutils' successor).
 		case path.Base(repo) == "glibc-dns-testing" && in.glibcHostname != nil:
 			var files []file
 			for _, f := range busyboxFiles(in.busybox, in.applets) {
@@ -81,7 +83,7 @@ func e2eImages(list []string, in e2eInputs) (images []image, skipped []string) {
 			files = append(files, file{Path: "etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")})
 			images = append(images, image{Name: name, Layer: withParents(append(files, in.glibcHostname...)), Config: containerConfig{
 				Env: []string{pathEnv}, Cmd: []string{"sh"},
-			}, CreatedBy: "hack/containerd/images: Debian busybox-static, Debian hostname (glibc) with its libraries, as " + name})
+			}, CreatedBy: "hack/containerd/images: Debian busybox-static, Debian hostname (glibc) and dig with their libraries, as " + name})
 		// registry.k8s.io/pause:3.10.2: the sandbox image the framework names in its pods.
 		case repo == "registry.k8s.io/pause":
 			images = append(images, image{Name: name, Layer: pauseFiles(in.pause), Config: containerConfig{
@@ -178,6 +180,14 @@ func withParents(files []file) []file {
 // and "/lib64/ld-linux-x86-64.so.2 (0x…)".
 var lddPath = regexp.MustCompile(`(?m)(?:=>\s+|^\s+)(/\S+)\s+\(0x`)
 
+// debianPackage names the Debian 12 package that installs tool, where it is not the tool's name.
+func debianPackage(tool string) string {
+	if p, ok := map[string]string{"dig": "bind9-dnsutils", "xtables-nft-multi": "iptables"}[tool]; ok {
+		return p
+	}
+	return tool
+}
+
 // hostToolFiles copies programs of this machine's Debian packages (found on PATH) into bin/,
 // each with the shared libraries and the loader `ldd` names, at the paths it names. A program
 // that is not installed is an error naming its Debian package's usual name.
@@ -199,7 +209,7 @@ func hostToolFiles(tools []string) ([]file, error) {
 	for _, tool := range tools {
 		src, err := exec.LookPath(tool)
 		if err != nil {
-			return nil, fmt.Errorf("%s is not installed (apt-get install %s): %w", tool, tool, err)
+			return nil, fmt.Errorf("%s is not installed (apt-get install %s): %w", tool, debianPackage(tool), err)
 		}
 		if err := add("bin/"+tool, src, 0o755); err != nil {
 			return nil, err
@@ -269,7 +279,7 @@ func buildE2EImages(list, binDir, kubeSrc, hostTools string, in e2eInputs) ([]im
 	if in.hostTools, err = hostToolFiles(tools); err != nil {
 		return nil, err
 	}
-	if in.glibcHostname, err = hostToolFiles([]string{"hostname"}); err != nil {
+	if in.glibcHostname, err = hostToolFiles([]string{"hostname", "dig"}); err != nil {
 		return nil, err
 	}
 	images, skipped := e2eImages(names, in)
