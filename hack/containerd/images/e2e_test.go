@@ -103,3 +103,13 @@ func TestGlibcDNSTestingLayer(t *testing.T) {
 		t.Errorf("without Debian's hostname the image must not be built")
 	}
 }
+
+// A program that is missing is named with the Debian 12 package that installs it, where that is
+// not the program's own name (install.sh installs these).
+func TestDebianPackage(t *testing.T) {
+	for tool, want := range map[string]string{"dig": "bind9-dnsutils", "xtables-nft-multi": "iptables", "curl": "curl"} {
+		if got := debianPackage(tool); got != want {
+			t.Errorf("debianPackage(%q) = %q, want %q", tool, got, want)
+		}
+	}
+}
