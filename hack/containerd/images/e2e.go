@@ -3,7 +3,7 @@ package main
 // The upstream end-to-end tests' images (make conformance), built locally under the exact names
 // `e2e.test --list-images` prints, from what this machine has: Debian's busybox-static, our pause,
 // agnhost and nonewprivs' nnp built from the k8s.io/kubernetes module, and a few programs of
-// Debian packages that agnhost's specs exec (bash, curl, dig, netcat-openbsd's nc), copied with
+// Debian packages that agnhost's specs exec (bash, curl, dig, getent, netcat-openbsd's nc), copied with
 // their shared libraries. Upstream builds these
 // images from Alpine and debian-base; ours have the same entrypoints, users and tools, not the
 // same bytes. A name of the list we cannot build honestly is reported, never faked.
@@ -32,8 +32,8 @@ type e2eInputs struct {
 	nnpVersion     string   // test/images/nonewprivs/VERSION, e.g. 1.4
 	porterCert     []byte   // test/images/agnhost/porter/localhost.crt (netexec --tls-cert-file)
 	porterKey      []byte   // … and localhost.key
-	hostTools      []file   // bash, curl, dig, nc … and their libraries (hostToolFiles)
-	glibcHostname  []file   // Debian's hostname (glibc) and dig, with their libraries, for glibc-dns-testing
+	hostTools      []file   // bash, curl, dig, getent, nc … and their libraries (hostToolFiles)
+	glibcHostname  []file   // Debian's hostname (glibc), dig and getent, with their libraries, for glibc-dns-testing
 }
 
 // e2eImages returns, for each name of the list that we know how to build, that image, and the
@@ -48,7 +48,7 @@ func e2eImages(list []string, in e2eInputs) (images []image, skipped []string) {
 		case path.Base(repo) == "agnhost" && tag == in.agnhostVersion:
 			images = append(images, image{Name: name, Layer: agnhostFiles(in), Config: containerConfig{
 				Env: []string{pathEnv}, Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
-			}, CreatedBy: "hack/containerd/images: agnhost " + tag + " from k8s.io/kubernetes (static), Debian busybox-static applets, Debian bash, curl, dig and netcat-openbsd with their libraries"})
+			}, CreatedBy: "hack/containerd/images: agnhost " + tag + " from k8s.io/kubernetes (static), Debian busybox-static applets, Debian bash, curl, dig, getent and netcat-openbsd with their libraries"})
 		// registry.k8s.io/e2e-test-images/busybox:1.37.0-1: upstream's is busybox 1.37 on
 		// Alpine's layout; ours is Debian 12's busybox-static (1.35) under that name.
 		case path.Base(repo) == "busybox" && strings.Contains(repo, "e2e-test-images"):
@@ -71,9 +71,9 @@ func e2eImages(list []string, in e2eInputs) (images []image, skipped []string) {
 		// registry.k8s.io/e2e-test-images/glibc-dns-testing: upstream is debian-base with dnsutils;
 		// the hostnameOverride specs run `sh -c "echo $(hostname)';'$(hostname -f)';'"` in it, and
 		// `hostname -f` must resolve through glibc (/etc/hosts, as nsswitch.conf says); the
-		// [sig-network] DNS specs run `dig` in it (their "jessie" querier). Ours: busybox's sh and
-		// applets, with Debian's glibc hostname in place of busybox's, and Debian's dig
-		// (bind9-dnsutils, dnsutils' successor).
+		// [sig-network] DNS specs run `dig` and `getent hosts` in it (their "jessie" querier). Ours:
+		// busybox's sh and applets, with Debian's glibc hostname in place of busybox's, Debian's dig
+		// (bind9-dnsutils, dnsutils' successor) and glibc's getent.
 		case path.Base(repo) == "glibc-dns-testing" && in.glibcHostname != nil:
 			var files []file
 			for _, f := range busyboxFiles(in.busybox, in.applets) {
@@ -84,7 +84,7 @@ func e2eImages(list []string, in e2eInputs) (images []image, skipped []string) {
 			files = append(files, file{Path: "etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")})
 			images = append(images, image{Name: name, Layer: withParents(append(files, in.glibcHostname...)), Config: containerConfig{
 				Env: []string{pathEnv}, Cmd: []string{"sh"},
-			}, CreatedBy: "hack/containerd/images: Debian busybox-static, Debian hostname (glibc) and dig with their libraries, as " + name})
+			}, CreatedBy: "hack/containerd/images: Debian busybox-static, Debian hostname (glibc), dig and getent with their libraries, as " + name})
 		// registry.k8s.io/pause:3.10.2: the sandbox image the framework names in its pods.
 		case repo == "registry.k8s.io/pause":
 			images = append(images, image{Name: name, Layer: pauseFiles(in.pause), Config: containerConfig{
@@ -139,6 +139,8 @@ func agnhostFiles(in e2eInputs) []file {
 		file{Path: "uploads", Mode: 0o755, Dir: true},
 		file{Path: "localhost.crt", Mode: 0o644, Data: in.porterCert},
 		file{Path: "localhost.key", Mode: 0o644, Data: in.porterKey},
+		// glibc's getent: /etc/hosts first, then DNS, as musl (upstream's Alpine) always does.
+		file{Path: "etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")},
 	)
 	return withParents(append(replaced(files, in.hostTools), in.hostTools...))
 }
@@ -199,7 +201,7 @@ var lddPath = regexp.MustCompile(`(?m)(?:=>\s+|^\s+)(/\S+)\s+\(0x`)
 
 // debianPackage names the Debian 12 package that installs tool, where it is not the tool's name.
 func debianPackage(tool string) string {
-	if p, ok := map[string]string{"dig": "bind9-dnsutils", "nc.openbsd": "netcat-openbsd", "xtables-nft-multi": "iptables"}[tool]; ok {
+	if p, ok := map[string]string{"dig": "bind9-dnsutils", "getent": "libc-bin", "nc.openbsd": "netcat-openbsd", "xtables-nft-multi": "iptables"}[tool]; ok {
 		return p
 	}
 	return tool
@@ -301,7 +303,7 @@ func buildE2EImages(list, binDir, kubeSrc, hostTools string, in e2eInputs) ([]im
 	if in.hostTools, err = hostToolFiles(tools); err != nil {
 		return nil, err
 	}
-	if in.glibcHostname, err = hostToolFiles([]string{"hostname", "dig"}); err != nil {
+	if in.glibcHostname, err = hostToolFiles([]string{"hostname", "dig", "getent"}); err != nil {
 		return nil, err
 	}
 	images, skipped := e2eImages(names, in)
