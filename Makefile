@@ -168,8 +168,13 @@ containerd-status:
 # group and writes every spec's result to _output/conformance/results.txt (docs/conformance.md).
 # Builds e2e.test, ginkgo and agnhost once (hack/conformance/build.sh; ~5-20 min cold).
 #   make conformance FOCUS='Pods should get a host IP'
+# SUITE=conformance: upstream's whole [Conformance] suite instead (FOCUS '\[Conformance\]', SKIP
+# also '[Alpha]', '[Beta]'), against the kubeadm cluster (KUBEADM_NODES=2 make kubeadm-up, brought
+# up and down by the run unless it is up already), results in _output/conformance-kubeadm
+# (hack/conformance/kubeadm.sh).
+SUITE ?= node
 conformance: build
-	hack/conformance/run.sh
+	SUITE=$(SUITE) hack/conformance/run.sh
 
 # test-conformance (part of make test): run exactly the specs listed in hack/conformance/passing.txt
 # and fail unless every one of them passes, so that what passes keeps passing. Names specs that
@@ -178,7 +183,7 @@ conformance: build
 test-conformance: build
 	@if [ "$$(id -u)" != 0 ] && [ "$${MINIKUBELET_E2E_CONTAINERD:-}" != required ]; then \
 	  echo "test-conformance: skipped: needs root (a network namespace of its own, containerd)"; \
-	else PASSING=hack/conformance/passing.txt hack/conformance/run.sh; fi
+	else SUITE=node PASSING=hack/conformance/passing.txt hack/conformance/run.sh; fi
 
 ##@ kubeadm (a cluster made by `kubeadm init` on minikubelet, in namespaces of its own; needs root)
 

@@ -34,8 +34,15 @@
 #   PASSING  a list of spec names (hack/conformance/passing.txt): run exactly those (FOCUS is
 #            ignored) and fail unless every one passed — `make test-conformance`
 # Needs root (namespaces, containerd) and bin/minikubelet (make build; make conformance does it).
+#   SUITE    node (default): what this script runs; conformance: the `[Conformance]` suite against
+#            the kubeadm cluster (two minikubelet nodes, kube-proxy, CoreDNS): kubeadm.sh
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+case ${SUITE:-node} in
+  node) ;;
+  conformance) exec "$here/kubeadm.sh" ;;
+  *) echo "conformance: SUITE=$SUITE: unknown; node (upstream's node specs, the default) or conformance (the [Conformance] suite on the kubeadm cluster)" >&2; exit 2 ;;
+esac
 repo=$(cd "$here/../.." && pwd)
 cd "$repo"
 OUT=${OUT:-_output/conformance}

@@ -10,6 +10,10 @@
 #                                copies this machine's), for `make kubeadm-up`
 #   openssl                      the kubeadm cluster's controller-manager and scheduler serving
 #                                certificates (hack/kubeadm/up.sh)
+#   bind9-dnsutils               dig, which the e2e images agnhost and glibc-dns-testing carry (as
+#                                upstream's do) for the [sig-network] DNS specs (images/e2e.go)
+#   netcat-openbsd               nc.openbsd, agnhost's nc (as upstream's): the Services specs run
+#                                `nc -v -t -w 2 IP PORT`, options busybox's nc lacks
 #
 # Usage: hack/containerd/install.sh      (prints what it installed, or nothing to do)
 set -euo pipefail
@@ -22,9 +26,11 @@ command -v runc >/dev/null || need+=(runc)
 [[ -x /usr/lib/cni/loopback || -x /opt/cni/bin/loopback ]] || need+=(containernetworking-plugins)
 command -v iptables >/dev/null || [[ -x /usr/sbin/iptables ]] || need+=(iptables)
 command -v openssl >/dev/null || need+=(openssl)
+command -v dig >/dev/null || need+=(bind9-dnsutils)
+command -v nc.openbsd >/dev/null || need+=(netcat-openbsd)
 
 if (( ${#need[@]} == 0 )); then
-  echo "containerd, runc, busybox-static, the CNI plugins, iptables and openssl are installed"
+  echo "containerd, runc, busybox-static, the CNI plugins, iptables, openssl, dig and nc.openbsd are installed"
   exit 0
 fi
 if ! command -v apt-get >/dev/null; then

@@ -53,6 +53,7 @@ NODE_IP=10.213.0.$NODE_INDEX
 NODE_NAME=minikubelet-cp
 [[ $NODE_INDEX == 1 ]] || NODE_NAME=minikubelet-w$((NODE_INDEX - 1))
 POD_SUBNET=10.244.0.0/16
+SERVICE_SUBNET=10.96.0.0/12
 # Each node's share of it: kube-controller-manager gives the nodes /24s in the order they register.
 NODE_POD_CIDR=10.244.$((NODE_INDEX - 1)).0/24
 PKI=/etc/kubernetes/pki
@@ -164,7 +165,7 @@ kubernetesVersion: v1.36.3
 clusterName: minikubelet
 networking:
   podSubnet: $POD_SUBNET
-  serviceSubnet: 10.96.0.0/12
+  serviceSubnet: $SERVICE_SUBNET
 apiServer:
   # The host's kubectl reaches it through 127.0.0.1:$PORT (the forwarder).
   certSANs: [127.0.0.1]
@@ -301,6 +302,12 @@ node_setup() {
   echo $$ >"$NODE_DIR/inner.pid" # after the check: the second node's veth is made once it is there
   ip link set lo up
   ip addr add "$NODE_IP/32" dev lo
+  # A route for the Service subnet, with the node's address as source: the namespace has no
+  # default route, and a connection the node itself opens to a ClusterIP (kube-apiserver to a
+  # webhook or an aggregated API, a hostNetwork pod, e2e.test) needs a route before kube-proxy's
+  # OUTPUT DNAT rewrites its destination and the kernel routes it again to the backend pod. A real
+  # node's default route does this. Unknown ClusterIPs go nowhere (lo).
+  ip route add "$SERVICE_SUBNET" dev lo src "$NODE_IP"
   sysctl -qw net.ipv4.ip_forward=1 # per network namespace; kubeadm's preflight wants 1
   private_mounts
   hostname "$NODE_NAME" # the UTS namespace's own

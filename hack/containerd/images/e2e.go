@@ -3,7 +3,8 @@ package main
 // The upstream end-to-end tests' images (make conformance), built locally under the exact names
 // `e2e.test --list-images` prints, from what this machine has: Debian's busybox-static, our pause,
 // agnhost and nonewprivs' nnp built from the k8s.io/kubernetes module, and a few programs of
-// Debian packages that agnhost's specs exec (bash, curl), copied with their shared libraries. Upstream builds these
+// Debian packages that agnhost's specs exec (bash, curl, dig, getent, netcat-openbsd's nc), copied with
+// their shared libraries. Upstream builds these
 // images from Alpine and debian-base; ours have the same entrypoints, users and tools, not the
 // same bytes. A name of the list we cannot build honestly is reported, never faked.
 
@@ -31,8 +32,8 @@ type e2eInputs struct {
 	nnpVersion     string   // test/images/nonewprivs/VERSION, e.g. 1.4
 	porterCert     []byte   // test/images/agnhost/porter/localhost.crt (netexec --tls-cert-file)
 	porterKey      []byte   // … and localhost.key
-	hostTools      []file   // bash, curl … and their libraries (hostToolFiles)
-	glibcHostname  []file   // Debian's hostname (glibc) and its libraries, for glibc-dns-testing
+	hostTools      []file   // bash, curl, dig, getent, nc … and their libraries (hostToolFiles)
+	glibcHostname  []file   // Debian's hostname (glibc), dig and getent, with their libraries, for glibc-dns-testing
 }
 
 // e2eImages returns, for each name of the list that we know how to build, that image, and the
@@ -47,7 +48,7 @@ func e2eImages(list []string, in e2eInputs) (images []image, skipped []string) {
 		case path.Base(repo) == "agnhost" && tag == in.agnhostVersion:
 			images = append(images, image{Name: name, Layer: agnhostFiles(in), Config: containerConfig{
 				Env: []string{pathEnv}, Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
-			}, CreatedBy: "hack/containerd/images: agnhost " + tag + " from k8s.io/kubernetes (static), Debian busybox-static applets, Debian bash and curl with their libraries"})
+			}, CreatedBy: "hack/containerd/images: agnhost " + tag + " from k8s.io/kubernetes (static), Debian busybox-static applets, Debian bash, curl, dig, getent and netcat-openbsd with their libraries"})
 		// registry.k8s.io/e2e-test-images/busybox:1.37.0-1: upstream's is busybox 1.37 on
 		// Alpine's layout; ours is Debian 12's busybox-static (1.35) under that name.
 		case path.Base(repo) == "busybox" && strings.Contains(repo, "e2e-test-images"):
@@ -69,8 +70,10 @@ func e2eImages(list []string, in e2eInputs) (images []image, skipped []string) {
 			}, CreatedBy: "hack/containerd/images: Debian busybox-static, setuid nnp " + tag + " from k8s.io/kubernetes"})
 		// registry.k8s.io/e2e-test-images/glibc-dns-testing: upstream is debian-base with dnsutils;
 		// the hostnameOverride specs run `sh -c "echo $(hostname)';'$(hostname -f)';'"` in it, and
-		// `hostname -f` must resolve through glibc (/etc/hosts, as nsswitch.conf says). Ours:
-		// busybox's sh and applets, with Debian's glibc hostname in place of busybox's.
+		// `hostname -f` must resolve through glibc (/etc/hosts, as nsswitch.conf says); the
+		// [sig-network] DNS specs run `dig` and `getent hosts` in it (their "jessie" querier). Ours:
+		// busybox's sh and applets, with Debian's glibc hostname in place of busybox's, Debian's dig
+		// (bind9-dnsutils, dnsutils' successor) and glibc's getent.
 		case path.Base(repo) == "glibc-dns-testing" && in.glibcHostname != nil:
 			var files []file
 			for _, f := range busyboxFiles(in.busybox, in.applets) {
@@ -81,7 +84,7 @@ func e2eImages(list []string, in e2eInputs) (images []image, skipped []string) {
 			files = append(files, file{Path: "etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")})
 			images = append(images, image{Name: name, Layer: withParents(append(files, in.glibcHostname...)), Config: containerConfig{
 				Env: []string{pathEnv}, Cmd: []string{"sh"},
-			}, CreatedBy: "hack/containerd/images: Debian busybox-static, Debian hostname (glibc) with its libraries, as " + name})
+			}, CreatedBy: "hack/containerd/images: Debian busybox-static, Debian hostname (glibc), dig and getent with their libraries, as " + name})
 		// registry.k8s.io/pause:3.10.2: the sandbox image the framework names in its pods.
 		case repo == "registry.k8s.io/pause":
 			images = append(images, image{Name: name, Layer: pauseFiles(in.pause), Config: containerConfig{
@@ -136,8 +139,26 @@ func agnhostFiles(in e2eInputs) []file {
 		file{Path: "uploads", Mode: 0o755, Dir: true},
 		file{Path: "localhost.crt", Mode: 0o644, Data: in.porterCert},
 		file{Path: "localhost.key", Mode: 0o644, Data: in.porterKey},
+		// glibc's getent: /etc/hosts first, then DNS, as musl (upstream's Alpine) always does.
+		file{Path: "etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")},
 	)
-	return withParents(append(files, in.hostTools...))
+	return withParents(append(replaced(files, in.hostTools), in.hostTools...))
+}
+
+// replaced returns files without those whose paths others has: busybox's applets that a host
+// tool of the same name replaces (nc: agnhost's specs use netcat-openbsd's options, -v, -t, -u).
+func replaced(files, others []file) []file {
+	has := map[string]bool{}
+	for _, f := range others {
+		has[f.Path] = true
+	}
+	var out []file
+	for _, f := range files {
+		if !has[f.Path] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // withAccounts replaces the etc/passwd and etc/group of files.
@@ -178,9 +199,18 @@ func withParents(files []file) []file {
 // and "/lib64/ld-linux-x86-64.so.2 (0x…)".
 var lddPath = regexp.MustCompile(`(?m)(?:=>\s+|^\s+)(/\S+)\s+\(0x`)
 
+// debianPackage names the Debian 12 package that installs tool, where it is not the tool's name.
+func debianPackage(tool string) string {
+	if p, ok := map[string]string{"dig": "bind9-dnsutils", "getent": "libc-bin", "nc.openbsd": "netcat-openbsd", "xtables-nft-multi": "iptables"}[tool]; ok {
+		return p
+	}
+	return tool
+}
+
 // hostToolFiles copies programs of this machine's Debian packages (found on PATH) into bin/,
-// each with the shared libraries and the loader `ldd` names, at the paths it names. A program
-// that is not installed is an error naming its Debian package's usual name.
+// each with the shared libraries and the loader `ldd` names, at the paths it names. A tool
+// "NAME=PROGRAM" is PROGRAM copied as bin/NAME (nc=nc.openbsd). A program that is not installed
+// is an error naming its Debian package.
 func hostToolFiles(tools []string) ([]file, error) {
 	var files []file
 	seen := map[string]bool{}
@@ -197,11 +227,15 @@ func hostToolFiles(tools []string) ([]file, error) {
 		return nil
 	}
 	for _, tool := range tools {
-		src, err := exec.LookPath(tool)
-		if err != nil {
-			return nil, fmt.Errorf("%s is not installed (apt-get install %s): %w", tool, tool, err)
+		name, program, renamed := strings.Cut(tool, "=")
+		if !renamed {
+			program = tool
 		}
-		if err := add("bin/"+tool, src, 0o755); err != nil {
+		src, err := exec.LookPath(program)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not installed (apt-get install %s): %w", program, debianPackage(program), err)
+		}
+		if err := add("bin/"+name, src, 0o755); err != nil {
 			return nil, err
 		}
 		out, err := exec.Command("ldd", src).Output()
@@ -269,7 +303,7 @@ func buildE2EImages(list, binDir, kubeSrc, hostTools string, in e2eInputs) ([]im
 	if in.hostTools, err = hostToolFiles(tools); err != nil {
 		return nil, err
 	}
-	if in.glibcHostname, err = hostToolFiles([]string{"hostname"}); err != nil {
+	if in.glibcHostname, err = hostToolFiles([]string{"hostname", "dig", "getent"}); err != nil {
 		return nil, err
 	}
 	images, skipped := e2eImages(names, in)

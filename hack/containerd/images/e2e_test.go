@@ -103,3 +103,24 @@ func TestGlibcDNSTestingLayer(t *testing.T) {
 		t.Errorf("without Debian's hostname the image must not be built")
 	}
 }
+
+// A program that is missing is named with the Debian 12 package that installs it, where that is
+// not the program's own name (install.sh installs these).
+func TestDebianPackage(t *testing.T) {
+	for tool, want := range map[string]string{"dig": "bind9-dnsutils", "xtables-nft-multi": "iptables", "curl": "curl", "nc.openbsd": "netcat-openbsd"} {
+		if got := debianPackage(tool); got != want {
+			t.Errorf("debianPackage(%q) = %q, want %q", tool, got, want)
+		}
+	}
+}
+
+// A host tool replaces busybox's applet of the same name (agnhost's nc is netcat-openbsd's):
+// one entry per path, the host tool's.
+func TestReplacedApplets(t *testing.T) {
+	busybox := []file{{Path: "bin/nc", LinkTo: "bin/busybox"}, {Path: "bin/sh", LinkTo: "bin/busybox"}}
+	host := []file{{Path: "bin/nc", Data: []byte("nc.openbsd")}}
+	got := replaced(busybox, host)
+	if len(got) != 1 || got[0].Path != "bin/sh" {
+		t.Errorf("replaced = %+v, want only bin/sh", got)
+	}
+}

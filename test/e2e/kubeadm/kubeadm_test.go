@@ -9,6 +9,7 @@ package kubeadm
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -211,6 +212,7 @@ func TestKubeadmInitOnMinikubelet(t *testing.T) {
 	}
 	noRestarts(t, k)
 	serviceAndDNS(t, k)
+	nodeToService(t, k, out)
 	kubeletRestart(t, k, script, out, env)
 	lab11(t, k, repo, out)
 	noRestarts(t, k)
@@ -301,6 +303,27 @@ func serviceAndDNS(t *testing.T, k func(...string) ([]byte, error)) {
 	b, err = k("exec", "client", "--", "sh", "-c", `printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 5 web.default.svc.cluster.local 80`)
 	if err != nil || !strings.Contains(string(b), "200 OK") || !strings.HasSuffix(strings.TrimSpace(string(b)), "hello-from-web") {
 		t.Errorf("the Service web from a pod: %v\n%s", err, b)
+	}
+}
+
+// nodeToService: the node itself — not a pod — reaches a ClusterIP, as kube-apiserver must for a
+// webhook Service: from the control-plane node's network namespace (nsenter by the PID up.sh
+// records), the Service web's ClusterIP answers with its backend's page on the other node (up.sh's
+// route for the Service subnet, then kube-proxy's OUTPUT DNAT).
+func nodeToService(t *testing.T, k func(...string) ([]byte, error), out string) {
+	t.Helper()
+	ip, err := k("get", "service", "web", "-o", "jsonpath={.spec.clusterIP}")
+	if err != nil {
+		t.Fatalf("service web: %v\n%s", err, ip)
+	}
+	pid, err := os.ReadFile(filepath.Join(out, "inner.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | busybox nc -w 5 %s 80`, ip)
+	b, err := exec.Command("nsenter", "-t", strings.TrimSpace(string(pid)), "-n", "--", "sh", "-c", get).CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(b)), "hello-from-web") {
+		t.Errorf("the Service web (%s) from the control-plane node's network namespace: %v\n%s", ip, err, b)
 	}
 }
 
