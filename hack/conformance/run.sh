@@ -31,6 +31,8 @@
 #   OUT      results and logs (default _output/conformance)
 #   E2E_ARGS extra flags for e2e.test, GINKGO_ARGS extra flags for ginkgo
 #   MINIKUBELET the minikubelet binary to run (default bin/minikubelet)
+#   KUBELET_ARGS extra flags for minikubelet, e.g. --debug-keepalive while Delve holds it at a
+#            breakpoint (docs/conformance-map.md: step through one spec)
 #   PASSING  a list of spec names (hack/conformance/passing.txt): run exactly those (FOCUS is
 #            ignored) and fail unless every one passed — `make test-conformance`
 # Needs root (namespaces, containerd) and bin/minikubelet (make build; make conformance does it).
@@ -172,11 +174,12 @@ inner() {
 
   phase "node Ready"
   rm -rf "$OUT/node" # a new cluster has a new CA: join afresh
+  # shellcheck disable=SC2086 # KUBELET_ARGS holds several flags: split on purpose
   own "$bin/minikubelet" \
     --bootstrap-kubeconfig "$OUT/cluster/bootstrap.kubeconfig" --root-dir "$OUT/node" \
     --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --address "$NODE_IP" \
     --container-runtime-endpoint "unix://$OUT/containerd/containerd.sock" \
-    --debug-address 127.0.0.1:10256 -v 2 >"$logs/minikubelet.log" 2>&1 &
+    --debug-address 127.0.0.1:10256 -v 2 ${KUBELET_ARGS:-} >"$logs/minikubelet.log" 2>&1 &
   kubelet_pid=$!
   for (( i = 0; i < 120; i++ )); do
     kill -0 "$kubelet_pid" 2>/dev/null || { echo "conformance: minikubelet exited:" >&2; tail -n 30 "$logs/minikubelet.log" >&2; exit 1; }
