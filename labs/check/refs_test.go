@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -18,16 +19,22 @@ import (
 // The labs send students into our code by name: "| the relist | `pkg/pleg/generic.go` `Run`,
 // `Relist` | …", "`break pleg.computeEvents`", "/work/main/pkg/pleg/generic.go:372". Code moves;
 // a lab that names a file or a function that is gone sends the student nowhere. TestLabCodeRefs
-// reads every lab README and fails, naming lab, line and reference, when
+// reads every lab README, and docs/conformance-map.md (each conformance Describe group → our
+// code: refDocs), and fails, naming file, line and reference, when
 //
 //   - a path in the "minikubelet" (ours) column of a "| what | minikubelet | upstream |" table does
 //     not exist in this repository (the upstream column names k8s.io/kubernetes paths: not checked);
 //   - an identifier that follows one of our .go files in that cell — `pkg/x/y.go` `A`, `(*T).B` —
 //     is not declared in that file as a func, method, type, const or var (words in parentheses
 //     are commentary and not checked; a snake_case name is a metric, found as its string literals);
-//   - a breakpoint — the first column of a "| breakpoint |" table, or `break pkg.Func` anywhere —
-//     names a function or method (pkg.Func, pkg.(*T).Method, pkg.T.Method) that our package of that
-//     name does not have;
+//   - a breakpoint — a column headed "breakpoint" (its first code span), or `break pkg.Func`
+//     anywhere — names a function or method (pkg.Func, pkg.(*T).Method, pkg.T.Method) that our
+//     package of that name does not have;
+//   - a path in a column headed "upstream…" (k8s.io/kubernetes paths: pkg/…, cmd/…, test/…,
+//     third_party/…, staging/src/k8s.io/<module>/…) is not in the upstream module of the version
+//     go.mod pins, as the Go module cache holds it (`go mod download k8s.io/kubernetes@v1.36.3`;
+//     without it in the cache these are only logged as not checked); the paths after a span
+//     naming another module (`sigs.k8s.io/metrics-server@v0.8.0`) are that module's: not checked;
 //   - a file.go:NNN reference names one of our files that is gone or shorter than NNN lines. Line
 //     numbers in sample Delve output are illustrative, so a line that is no longer inside a
 //     function is only logged.
@@ -40,7 +47,13 @@ func TestLabCodeRefs(t *testing.T) {
 		t.Fatal(err)
 	}
 	readmes = append(readmes, filepath.Join(root, "labs", "README.md"))
+	for _, doc := range refDocs {
+		readmes = append(readmes, filepath.Join(root, doc))
+	}
 	idx := newCodeIndex(root)
+	if note := idx.findUpstream(); note != "" {
+		t.Log(note)
+	}
 	checked := 0
 	for _, readme := range readmes {
 		rel, _ := filepath.Rel(root, readme)
@@ -64,8 +77,11 @@ func TestLabCodeRefs(t *testing.T) {
 	if checked == 0 {
 		t.Fatalf("found no code references in %d lab READMEs: has the table format changed? (header \"| what | minikubelet | upstream |\")", len(readmes))
 	}
-	t.Logf("checked %d code references in %d lab READMEs", checked, len(readmes))
+	t.Logf("checked %d code references in %d lab READMEs and docs", checked, len(readmes))
 }
+
+// refDocs are the documents besides the labs' READMEs whose code references are checked.
+var refDocs = []string{"docs/conformance-map.md"}
 
 // repoRootForRefs is the repository's top directory: go test runs in labs/check.
 func repoRootForRefs(t *testing.T) string {
@@ -98,6 +114,7 @@ const (
 	refIdent      refKind = "identifier"
 	refBreakpoint refKind = "breakpoint"
 	refFileLine   refKind = "file:line"
+	refUpstream   refKind = "upstream path"
 )
 
 var (
@@ -107,6 +124,8 @@ var (
 	fileLineRE = regexp.MustCompile(`([\w./@-]*\.go):(\d+)\b`)
 	// repoPathRE: a path into our tree, as the ours column writes it.
 	repoPathRE = regexp.MustCompile(`^(pkg|cmd|hack|test|labs|docs|fakeruntime|internal|tools|testing)/[\w./-]*$`)
+	// upstreamPathRE: a path into k8s.io/kubernetes, as an upstream column writes it.
+	upstreamPathRE = regexp.MustCompile(`^(pkg|cmd|test|third_party|plugin|staging/src/k8s\.io/[\w.-]+)/[\w./-]*$`)
 	// identRE: A, (*T).M, T.M.
 	identRE = regexp.MustCompile(`^(?:\(\*?([A-Za-z_]\w*)\)\.|([A-Za-z_]\w*)\.)?([A-Za-z_]\w*)$`)
 )
@@ -160,7 +179,16 @@ func tableRefs(line int, header, cells []string) []labRef {
 		switch h = strings.ToLower(strings.TrimSpace(h)); {
 		case h == "minikubelet" || h == "ours":
 			refs = append(refs, oursCellRefs(line, cells[i])...)
-		case i == 0 && h == "breakpoint":
+		case strings.HasPrefix(h, "upstream"):
+			for _, s := range codeSpans(cells[i]) {
+				if strings.Contains(s.text, "@") {
+					break // `sigs.k8s.io/metrics-server@v0.8.0` `pkg/…`: the paths after it are that module's
+				}
+				if upstreamPathRE.MatchString(s.text) {
+					refs = append(refs, labRef{line: line, kind: refUpstream, text: s.text, file: s.text})
+				}
+			}
+		case h == "breakpoint":
 			if spans := codeSpans(cells[i]); len(spans) > 0 {
 				spec, _, _ := strings.Cut(spans[0].text, " if ") // a condition follows the location
 				if !strings.HasPrefix(spec, "break ") {          // else breakRE has it already
@@ -259,10 +287,14 @@ func isSeparatorRow(cells []string) bool {
 
 // codeIndex answers questions about our Go sources, parsing each file and package once.
 type codeIndex struct {
-	root     string
-	files    map[string]*goFileDecls // by repo path
-	packages map[string][]string     // package name → directories (repo paths) of our Go trees
-	byBase   map[string][]string     // file base name → repo paths of our .go files
+	root string
+	// modCache is the Go module cache and kubeVersion the k8s.io/kubernetes version go.mod's
+	// k8s.io/api pins (v0.36.3 → v1.36.3), set by findUpstream; modCache "": upstream paths are
+	// not checked.
+	modCache, kubeVersion string
+	files                 map[string]*goFileDecls // by repo path
+	packages              map[string][]string     // package name → directories (repo paths) of our Go trees
+	byBase                map[string][]string     // file base name → repo paths of our .go files
 }
 
 // goFileDecls is what one Go file declares.
@@ -420,8 +452,50 @@ func (idx *codeIndex) check(r labRef) (problem, note string) {
 		return idx.checkBreakpoint(r.text, r.tests), ""
 	case refFileLine:
 		return idx.checkFileLine(r)
+	case refUpstream:
+		return idx.checkUpstream(r.file), ""
 	}
 	return "", ""
+}
+
+// findUpstream sets modCache and kubeVersion when the module cache holds k8s.io/kubernetes at the
+// version go.mod pins; else it returns why upstream paths are not checked.
+func (idx *codeIndex) findUpstream() string {
+	mod, err := os.ReadFile(filepath.Join(idx.root, "go.mod"))
+	if err != nil {
+		return fmt.Sprintf("upstream paths not checked: %v", err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*k8s\.io/api v0\.(\d+\.\d+)\s*$`).FindSubmatch(mod)
+	if m == nil {
+		return "upstream paths not checked: go.mod requires no k8s.io/api v0.X.Y"
+	}
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		return fmt.Sprintf("upstream paths not checked: go env GOMODCACHE: %v", err)
+	}
+	cache, version := strings.TrimSpace(string(out)), "v1."+string(m[1])
+	if _, err := os.Stat(filepath.Join(cache, "k8s.io", "kubernetes@"+version)); err != nil {
+		return fmt.Sprintf("upstream paths not checked: k8s.io/kubernetes@%s is not in the module cache %s (go mod download k8s.io/kubernetes@%s)", version, cache, version)
+	}
+	idx.modCache, idx.kubeVersion = cache, version
+	return ""
+}
+
+// checkUpstream says what is wrong with an upstream path: it must be in k8s.io/kubernetes, or for
+// staging/src/k8s.io/<module>/… in that module at the matching v0 version.
+func (idx *codeIndex) checkUpstream(p string) string {
+	if idx.modCache == "" {
+		return ""
+	}
+	dir := filepath.Join(idx.modCache, "k8s.io", "kubernetes@"+idx.kubeVersion, p)
+	if rest, ok := strings.CutPrefix(p, "staging/src/k8s.io/"); ok {
+		module, inModule, _ := strings.Cut(rest, "/")
+		dir = filepath.Join(idx.modCache, "k8s.io", module+"@v0"+strings.TrimPrefix(idx.kubeVersion, "v1"), inModule)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return fmt.Sprintf("not in k8s.io/kubernetes %s (looked for %s): name the file upstream has now", idx.kubeVersion, dir)
+	}
+	return ""
 }
 
 // breakRefRE: pkg.Func, pkg.(*T).Method, pkg.T.Method.
@@ -547,9 +621,25 @@ func TestLabCodeRefsCatchStaleOnes(t *testing.T) {
 		"   at /work/main/pkg/pleg/generic.go:99999",
 		"   at /home/u/go/pkg/mod/k8s.io/kubernetes@v1.36.3/pkg/kubelet/pleg/generic.go:99999",
 		"```",
+		"",
+		"| group | ours | upstream (k8s.io/kubernetes v1.36.3) | breakpoint |",
+		"|---|---|---|---|",
+		"| ok | `pkg/pleg/generic.go` `Relist` | `pkg/kubelet/pleg/generic.go`, `staging/src/k8s.io/cri-client/pkg/logs/logs.go` | `pleg.(*GenericPLEG).Relist` |",
+		"| stale | — | `pkg/kubelet/pleg/reinspect.go`, `staging/src/k8s.io/cri-client/pkg/logs/gone.go`; `sigs.k8s.io/metrics-server@v0.8.0` `pkg/storage/pod.go` | `pleg.(*GenericPLEG).RelistTwice` |",
 	}, "\n")
 	if err := os.WriteFile(readme, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	// A module cache with the two upstream files the "ok" rows name.
+	idx.modCache, idx.kubeVersion = t.TempDir(), "v1.36.3"
+	for _, f := range []string{"kubernetes@v1.36.3/pkg/kubelet/pleg/generic.go", "cri-client@v0.36.3/pkg/logs/logs.go"} {
+		p := filepath.Join(idx.modCache, "k8s.io", f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	refs, err := labRefsIn(readme)
 	if err != nil {
@@ -570,6 +660,9 @@ func TestLabCodeRefsCatchStaleOnes(t *testing.T) {
 		"13 pleg.Relist",
 		"16 pleg.noSuchFunc",
 		"17 /work/main/pkg/pleg/generic.go:99999",
+		"24 pkg/kubelet/pleg/reinspect.go",
+		"24 staging/src/k8s.io/cri-client/pkg/logs/gone.go",
+		"24 pleg.(*GenericPLEG).RelistTwice", // a breakpoint column that is not the first
 	}
 	if strings.Join(failed, "\n") != strings.Join(want, "\n") {
 		t.Errorf("stale references found:\n%s\nwant:\n%s", strings.Join(failed, "\n"), strings.Join(want, "\n"))
