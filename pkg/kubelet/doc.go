@@ -119,11 +119,15 @@
 // the admission's message ("Node didn't have enough resource: cpu, requested: …"), with a
 // ResizeDeferred Event. Everything after sees the allocated pod: kuberuntime resizes the
 // containers (its resize.go), the status reports allocatedResources and, for running
-// containers, resources, and PodResizeInProgress until the runtime reports what was allocated.
+// containers, resources. PodResizeInProgress is held per pod (pod_resize_status.go, upstream's
+// status manager): set at the allocation with the pod's generation, kept while a running
+// container's resources in the runtime differ from the allocation, reason Error with the
+// runtime's message (and one ResizeError Event) when UpdateContainerResources fails, and
+// cleared with a ResizeCompleted Event once the runtime has what was allocated.
 // A resize over the node's allocatable never reaches the kubelet: the API server's PodResize
 // admission refuses it. Simplified: no pod-level resize (pod-level resources are not
-// allocated), no ResizeCompleted/ResizeError Events, no Infeasible reason of our own (upstream's
-// come from the feature gates, swap and the static CPU/memory managers, none of which we have).
+// allocated), no Infeasible reason of our own (upstream's come from the feature gates, swap
+// and the static CPU/memory managers, none of which we have).
 //
 // # Eviction (eviction.go)
 //

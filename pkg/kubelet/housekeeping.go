@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
@@ -106,6 +107,9 @@ func (k *Kubelet) removeOrphanedPodState(desired, keep map[types.UID]bool) {
 	defer k.reasonsMu.Unlock()
 	maps.DeleteFunc(k.reasons, func(uid types.UID, _ map[string]kuberuntime.ContainerError) bool { return !keep[uid] })
 	maps.DeleteFunc(k.evicted, func(uid types.UID, _ *podEviction) bool { return !keep[uid] })
+	gone := func(uid types.UID, _ *corev1.PodCondition) bool { return !keep[uid] }
+	maps.DeleteFunc(k.resizePending, gone)
+	maps.DeleteFunc(k.resizeInProgress, gone)
 }
 
 // cleanupRuntimePods handles the runtime's pods that are not kept. One that still runs (a

@@ -87,6 +87,9 @@ type Kubelet struct {
 	evicted   map[types.UID]*podEviction                          // pods the eviction manager evicted
 	// resizePending: the PodResizePending condition of pods whose resize waits (pod_resize.go).
 	resizePending map[types.UID]*corev1.PodCondition
+	// resizeInProgress: the PodResizeInProgress condition of pods whose allocated resize the
+	// runtime has not applied yet, or failed to (pod_resize_status.go).
+	resizeInProgress map[types.UID]*corev1.PodCondition
 	// allocation: what each admitted pod was given, checkpointed under --root-dir (pod_resize.go).
 	allocation *allocations
 	// admitMu serialises every decision that fits a pod's resources beside the other pods' —
@@ -112,19 +115,20 @@ func New(cfg Config) (*Kubelet, error) {
 		}
 	}
 	return &Kubelet{
-		opts:           o,
-		apiListener:    cfg.APIListener,
-		clock:          cfg.Clock,
-		shared:         cfg.Shared,
-		newFakeRuntime: cfg.FakeRuntime,
-		nodeIP:         nodeIP,
-		machine:        nodestatus.ReadMachine(o.RootDir),
-		journal:        journal.NewWithClock(journal.DefaultSize, cfg.Clock),
-		metrics:        metrics.New(),
-		reasons:        map[types.UID]map[string]kuberuntime.ContainerError{},
-		evicted:        map[types.UID]*podEviction{},
-		resizePending:  map[types.UID]*corev1.PodCondition{},
-		allocation:     &allocations{path: filepath.Join(o.RootDir, allocationFile)},
+		opts:             o,
+		apiListener:      cfg.APIListener,
+		clock:            cfg.Clock,
+		shared:           cfg.Shared,
+		newFakeRuntime:   cfg.FakeRuntime,
+		nodeIP:           nodeIP,
+		machine:          nodestatus.ReadMachine(o.RootDir),
+		journal:          journal.NewWithClock(journal.DefaultSize, cfg.Clock),
+		metrics:          metrics.New(),
+		reasons:          map[types.UID]map[string]kuberuntime.ContainerError{},
+		evicted:          map[types.UID]*podEviction{},
+		resizePending:    map[types.UID]*corev1.PodCondition{},
+		resizeInProgress: map[types.UID]*corev1.PodCondition{},
+		allocation:       &allocations{path: filepath.Join(o.RootDir, allocationFile)},
 	}, nil
 }
 

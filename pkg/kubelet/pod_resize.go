@@ -39,6 +39,9 @@ const allocationFile = "allocated_pods_state"
 const (
 	eventResizeDeferred   = "ResizeDeferred"
 	eventResizeInfeasible = "ResizeInfeasible"
+	eventResizeStarted    = "ResizeStarted"
+	eventResizeCompleted  = "ResizeCompleted"
+	eventResizeError      = "ResizeError"
 )
 
 // allocations is what each admitted pod was given: per pod UID, per container name (init and
@@ -194,8 +197,9 @@ func (k *Kubelet) handlePodResize(pod *corev1.Pod) (*corev1.Pod, *corev1.PodCond
 			allocated, _ := withAllocation(pod, alloc)
 			return allocated, nil, err
 		}
+		k.setResizePending(pod.UID, nil)
 		if alloc != nil {
-			k.recorder.Eventf(pod, corev1.EventTypeNormal, "ResizeStarted", "%s", resizeEventMessage(pod, "Pod resize started", ""))
+			k.resizeStarted(pod)
 		}
 		return pod, nil, nil
 	}
@@ -206,11 +210,20 @@ func (k *Kubelet) handlePodResize(pod *corev1.Pod) (*corev1.Pod, *corev1.PodCond
 			reason = eventResizeInfeasible
 		}
 		k.recorder.Eventf(pod, corev1.EventTypeWarning, reason, "%s",
-			resizeEventMessage(pod, "Pod resize "+pending.Reason, pending.Message))
+			resizeEventMessage(pod, pod.Generation, "Pod resize "+pending.Reason, pending.Message))
 	} else if pending == nil {
 		k.setResizePending(pod.UID, nil)
 	}
 	return allocated, pending, nil
+}
+
+// resizeStarted marks a newly allocated resize in progress at the pod's generation — an error
+// of an earlier one goes — with a ResizeStarted Event (upstream handlePodResourcesResize).
+func (k *Kubelet) resizeStarted(pod *corev1.Pod) {
+	k.clearResizeInProgress(pod.UID)
+	k.setResizeInProgress(pod.UID, "", "", pod.Generation)
+	k.recorder.Eventf(pod, corev1.EventTypeNormal, eventResizeStarted, "%s",
+		resizeEventMessage(pod, pod.Generation, "Pod resize started", ""))
 }
 
 // allocatedPod is pod as allocated (the spec when it has no allocation or it cannot be read).
@@ -238,8 +251,8 @@ func (k *Kubelet) setResizePending(uid types.UID, c *corev1.PodCondition) bool {
 }
 
 // resizeEventMessage is upstream's resize Event message: a prefix, then the spec's resources
-// per container, the generation and the error as JSON.
-func resizeEventMessage(pod *corev1.Pod, prefix, errMsg string) string {
+// per container, the resize's generation and the error as JSON.
+func resizeEventMessage(pod *corev1.Pod, generation int64, prefix, errMsg string) string {
 	type containerAllocation struct {
 		Name      string                      `json:"name"`
 		Resources corev1.ResourceRequirements `json:"resources,omitempty"`
@@ -249,7 +262,7 @@ func resizeEventMessage(pod *corev1.Pod, prefix, errMsg string) string {
 		Containers     []containerAllocation `json:"containers,omitempty"`
 		Generation     int64                 `json:"generation"`
 		Error          string                `json:"error,omitempty"`
-	}{Generation: pod.Generation, Error: errMsg}
+	}{Generation: generation, Error: errMsg}
 	for _, c := range pod.Spec.InitContainers {
 		summary.InitContainers = append(summary.InitContainers, containerAllocation{c.Name, c.Resources})
 	}

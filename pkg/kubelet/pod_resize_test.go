@@ -7,12 +7,16 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/podsource"
 )
 
 func cpuPod(uid, cpu string) *corev1.Pod {
@@ -85,26 +89,147 @@ func TestAllocationsCheckpoint(t *testing.T) {
 	}
 }
 
-// The status reports the allocated resources of a running container, and PodResizeInProgress
-// while the runtime has not applied them; both resize conditions go once it has.
-func TestResizeStatus(t *testing.T) {
+// The status reports the allocated resources of a running container.
+func TestResizeStatusResources(t *testing.T) {
 	pod := cpuPod("a", "500m")
 	c := &pod.Spec.Containers[0]
-	applied := &runtimeapi.LinuxContainerResources{CpuShares: 512, CpuPeriod: 100000, CpuQuota: 50000, MemoryLimitInBytes: 64 << 20}
-	running := &kubecontainer.ContainerStatus{ID: "c1", Name: "app", State: runtimeapi.ContainerState_CONTAINER_RUNNING, Resources: applied}
-	running.Hash = kuberuntime.HashContainer(c)
 	var cs corev1.ContainerStatus
-	setStatusResources(&cs, c, running)
+	setStatusResources(&cs, c, appliedContainer(c))
 	if cs.Resources == nil || cs.Resources.Limits.Cpu().String() != "500m" || cs.AllocatedResources.Cpu().String() != "500m" {
 		t.Errorf("status resources %+v allocated %v, want 500m", cs.Resources, cs.AllocatedResources)
 	}
-	rs := &kubecontainer.PodStatus{Containers: []*kubecontainer.ContainerStatus{running}}
-	if conds := resizeConditions(pod, rs, nil); len(conds) != 0 {
-		t.Errorf("applied: conditions %v, want none", conds)
+}
+
+// appliedContainer is c running with cpu 500m and memory 64Mi applied by the runtime.
+func appliedContainer(c *corev1.Container) *kubecontainer.ContainerStatus {
+	applied := &runtimeapi.LinuxContainerResources{CpuShares: 512, CpuPeriod: 100000, CpuQuota: 50000, MemoryLimitInBytes: 64 << 20}
+	cs := &kubecontainer.ContainerStatus{ID: "c1", Name: c.Name, State: runtimeapi.ContainerState_CONTAINER_RUNNING, Resources: applied}
+	cs.Hash = kuberuntime.HashContainer(c)
+	return cs
+}
+
+// Upstream status manager SetPodResizeInProgressCondition: an empty reason and message keep the
+// condition's; its generation never moves (a new allocation clears it first); "changed" is a
+// new condition or a new reason or message — when upstream sends ResizeError.
+func TestNextResizeInProgress(t *testing.T) {
+	errAt2 := &corev1.PodCondition{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue,
+		Reason: corev1.PodReasonError, Message: "boom", ObservedGeneration: 2}
+	plainAt2 := &corev1.PodCondition{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue, ObservedGeneration: 2}
+	for _, tc := range []struct {
+		name            string
+		old             *corev1.PodCondition
+		reason, message string
+		gen             int64
+		want            *corev1.PodCondition
+		changed         bool
+	}{
+		{"new, at the pod's generation", nil, "", "", 2, plainAt2, true},
+		{"still in progress: nothing changes", plainAt2, "", "", 3, plainAt2, false},
+		{"an error: reason and message, the old generation", plainAt2, corev1.PodReasonError, "boom", 3, errAt2, true},
+		{"the same error again: unchanged", errAt2, corev1.PodReasonError, "boom", 3, errAt2, false},
+		{"in progress after an error keeps the error", errAt2, "", "", 3, errAt2, false},
+		{"a new error message", errAt2, corev1.PodReasonError, "bang", 3,
+			&corev1.PodCondition{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue, Reason: corev1.PodReasonError, Message: "bang", ObservedGeneration: 2}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed := nextResizeInProgress(tc.old, tc.reason, tc.message, tc.gen)
+			if !apiequality.Semantic.DeepEqual(got, tc.want) || changed != tc.changed {
+				t.Errorf("got %+v changed %v, want %+v changed %v", got, changed, tc.want, tc.changed)
+			}
+		})
 	}
-	resized := cpuPod("a", "900m")
-	conds := resizeConditions(resized, rs, nil)
-	if len(conds) != 1 || conds[0].Type != corev1.PodResizeInProgress || conds[0].ObservedGeneration != 2 {
-		t.Errorf("not yet applied: conditions %v, want PodResizeInProgress", conds)
+}
+
+// A resize's conditions and Events as upstream's kubelet gives them: ResizeStarted and
+// PodResizeInProgress at the allocation; a failed update makes it reason Error with the
+// runtime's message and one ResizeError Event (not one per retry); once the runtime has what
+// was allocated, the condition goes with ResizeCompleted carrying the resize's generation.
+func TestResizeProgressEvents(t *testing.T) {
+	recorder := record.NewFakeRecorder(10)
+	k := &Kubelet{recorder: recorder, resizeInProgress: map[types.UID]*corev1.PodCondition{}}
+	pod := cpuPod("a", "500m")
+	rs := &kubecontainer.PodStatus{Containers: []*kubecontainer.ContainerStatus{appliedContainer(&pod.Spec.Containers[0])}}
+
+	k.resizeStarted(pod)
+	k.trackResizeProgress(cpuPod("a", "900m"), rs) // the runtime still has 500m
+	if c := k.resizeInProgress[pod.UID]; c == nil || c.Reason != "" || c.ObservedGeneration != 2 {
+		t.Errorf("not yet applied: %+v, want PodResizeInProgress at generation 2", c)
 	}
+	k.resizeFailed(pod, "update failed")
+	k.resizeFailed(pod, "update failed")
+	c := k.resizeInProgress[pod.UID]
+	if c == nil || c.Reason != corev1.PodReasonError || c.Message != "update failed" || c.ObservedGeneration != 2 {
+		t.Errorf("after a failed update: %+v, want PodResizeInProgress Error %q at generation 2", c, "update failed")
+	}
+	later := pod.DeepCopy()
+	later.Generation = 3 // a later change of the pod (not a resize) does not move the resize's generation
+	k.trackResizeProgress(later, rs)
+	if c := resizeConditions(nil, k.resizeInProgress[pod.UID]); len(c) != 0 {
+		t.Errorf("applied: conditions %v, want none", c)
+	}
+	close(recorder.Events)
+	var got []string
+	for e := range recorder.Events {
+		got = append(got, e)
+	}
+	want := []string{"Normal ResizeStarted Pod resize started: ", "Warning ResizeError Pod resize error: ",
+		"Normal ResizeCompleted Pod resize completed: "}
+	if len(got) != len(want) {
+		t.Fatalf("Events %q, want %d: %q", got, len(want), want)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) || !strings.Contains(got[i], `"generation":2`) {
+			t.Errorf("Event %d = %q, want %q… at generation 2", i, got[i], want[i])
+		}
+	}
+	if !strings.Contains(got[1], `"error":"update failed"`) {
+		t.Errorf("ResizeError %q does not carry the runtime's message", got[1])
+	}
+}
+
+// The whole path on the fake runtime: a resize of a running pod (its spec's resources and
+// generation changed, as the resize subresource does) is allocated, applied with
+// UpdateContainerResources without a restart, and reported — status resources and
+// allocatedResources 900m, observedGeneration 2, no resize condition — with ResizeStarted and
+// ResizeCompleted Events.
+func TestResizeOnFakeRuntime(t *testing.T) {
+	pod := testPod("resize")
+	l := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
+	pod.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: l, Limits: l.DeepCopy()}
+	pod.Generation = 1
+	tk := newTestKubelet(t)
+	tk.start(t, pod)
+	before := tk.apiContainer(t, pod).ContainerID
+
+	p := tk.apiPod(t, pod)
+	l = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("900m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
+	p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: l, Limits: l.DeepCopy()}
+	p.Generation = 2
+	if _, err := tk.client.CoreV1().Pods(p.Namespace).Update(tk.ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tk.takeUpdate(t, podsource.UPDATE, pod)
+	tk.settle(t, "the resize to be reported done", func() bool {
+		got := tk.apiPod(t, pod)
+		cs := tk.apiContainer(t, pod)
+		return got.Status.ObservedGeneration == 2 && len(resizeConditionsOf(got)) == 0 &&
+			cs.Resources != nil && cs.Resources.Limits.Cpu().String() == "900m" && cs.AllocatedResources.Cpu().String() == "900m"
+	})
+	if cs := tk.apiContainer(t, pod); cs.ContainerID != before || cs.RestartCount != 0 {
+		t.Errorf("container %s restarts %d, want %s resized in place", cs.ContainerID, cs.RestartCount, before)
+	}
+	if !tk.hasEvent(eventResizeStarted) || !tk.hasEvent(eventResizeCompleted) {
+		t.Errorf("Events %q, want ResizeStarted and ResizeCompleted", tk.events())
+	}
+}
+
+// resizeConditionsOf is the pod's PodResizePending and PodResizeInProgress conditions.
+func resizeConditionsOf(pod *corev1.Pod) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodResizePending || c.Type == corev1.PodResizeInProgress {
+			out = append(out, c)
+		}
+	}
+	return out
 }

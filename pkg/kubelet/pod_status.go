@@ -28,8 +28,9 @@ type statusInputs struct {
 	// evict, when set, fails the pod with its reason and message (activeDeadlineSeconds, or the
 	// eviction manager's Evicted with its DisruptionTarget condition).
 	evict *podEviction
-	// resizePending, when set, is the pod's PodResizePending condition (pod_resize.go).
-	resizePending *corev1.PodCondition
+	// resizePending and resizeInProgress, when set, are the pod's PodResizePending and
+	// PodResizeInProgress conditions (pod_resize.go, pod_resize_status.go).
+	resizePending, resizeInProgress *corev1.PodCondition
 }
 
 // readinessUpdater sets Ready and Started on a pod's container statuses (upstream:
@@ -112,7 +113,7 @@ func generateAPIPodStatus(pod *corev1.Pod, rs *kubecontainer.PodStatus, in statu
 		st.Conditions = append(st.Conditions, *in.evict.condition) // its lastTransitionTime: the status manager's
 	}
 	st.Conditions = append(st.Conditions, podConditions(pod, &st, kuberuntime.SandboxReady(pod, rs))...)
-	st.Conditions = append(st.Conditions, resizeConditions(pod, rs, in.resizePending)...)
+	st.Conditions = append(st.Conditions, resizeConditions(in.resizePending, in.resizeInProgress)...)
 	return st
 }
 

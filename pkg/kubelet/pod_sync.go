@@ -38,7 +38,8 @@ func (k *Kubelet) statusInputs(pod *corev1.Pod) statusInputs {
 	k.reasonsMu.Lock()
 	defer k.reasonsMu.Unlock()
 	return statusInputs{nodeIP: k.nodeIP.String(), runtimeName: k.runtimeName, reasons: k.reasons[pod.UID], now: k.clock.Now(),
-		probes: k.probes.manager, evict: evict, resizePending: k.resizePending[pod.UID]}
+		probes: k.probes.manager, evict: evict, resizePending: k.resizePending[pod.UID],
+		resizeInProgress: k.resizeInProgress[pod.UID]}
 }
 
 // SyncPod is a pod worker's sync of a running pod (upstream: kubelet.go SyncPod): publish the
@@ -50,6 +51,7 @@ func (k *Kubelet) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mir
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Cannot decide the pod's resize; it keeps its resources", "pod", klog.KObj(pod))
 	}
+	k.trackResizeProgress(pod, rs)
 	apiStatus := generateAPIPodStatus(pod, rs, k.statusInputs(pod))
 	k.statusManager.SetPodStatus(pod, apiStatus)
 	if apiStatus.Phase == corev1.PodSucceeded || apiStatus.Phase == corev1.PodFailed {
@@ -73,6 +75,12 @@ func (k *Kubelet) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mir
 	}
 	if result.Resized { // no state changed: read the runtime again (pod_resize.go)
 		rs = k.refreshAfterResize(ctx, pod, rs)
+		k.trackResizeProgress(pod, rs)
+	}
+	if result.ResizeError != "" {
+		k.resizeFailed(pod, result.ResizeError)
+	}
+	if result.Resized || result.ResizeError != "" {
 		k.statusManager.SetPodStatus(pod, generateAPIPodStatus(pod, rs, k.statusInputs(pod)))
 	}
 	if k.setReasons(pod.UID, result.ContainerErrors) { // show changed waiting reasons now, not at the next sync
@@ -126,6 +134,7 @@ func (k *Kubelet) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, rs *ku
 		klog.FromContext(ctx).Error(err, "Cannot remove the pod's allocation", "pod", klog.KObj(pod))
 	}
 	k.setResizePending(pod.UID, nil)
+	k.clearResizeInProgress(pod.UID)
 	k.statusManager.SetPodStatus(pod, terminalStatus(pod, generateAPIPodStatus(pod, rs, k.statusInputs(pod))))
 	k.secretManager.UnregisterPod(pod) // its containers are gone: nothing reads its Secrets any more
 	k.probes.manager.RemovePod(pod)

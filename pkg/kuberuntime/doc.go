@@ -82,7 +82,8 @@
 // regular container whose cpu shares, cpu quota or memory limit in the (allocated) pod differs
 // from what the runtime reports in its ContainerStatus resources is updated with CRI
 // UpdateContainerResources (resizePolicy NotRequired) or restarted, "Container X resize requires
-// restart" (RestartContainer for a changed resource). Simplified: no pod-level resize, no resize
+// restart" (RestartContainer for a changed resource). The first failed update stops the others
+// and is the SyncResult's ResizeError (the kubelet's PodResizeInProgress reason Error). Simplified: no pod-level resize, no resize
 // of sidecars or init containers, no actuated-resources checkpoint (the runtime's report is
 // trusted; a runtime that reports none is never resized), no check that a lower memory limit
 // is above current usage, no ordering of cpu and memory updates. Container restart rules (KEP-5307) are implemented: a container's own

@@ -8,7 +8,6 @@ package kuberuntime
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -57,20 +56,22 @@ func resizePolicy(c *corev1.Container, name corev1.ResourceName) corev1.Resource
 }
 
 // updateForSync is SyncPod's resize step: send each container to update its new resources
-// (upstream doPodResizeAction → updateContainerResources). A failure is the container's error;
-// the next sync tries again.
+// (upstream doPodResizeAction → updateContainerResources). The first failure stops it, as
+// upstream (the updates go in order), and is the result's ResizeError: the runtime's message,
+// which the kubelet shows as PodResizeInProgress reason Error; the next sync tries again.
 func (m *Manager) updateForSync(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus, actions PodActions, result *SyncResult) {
 	for _, i := range actions.ContainersToUpdate {
 		c := &pod.Spec.Containers[i]
 		cs := status.FindContainer(c.Name)
 		res := containerResources(pod, c, m.memoryCapacity, m.cgroupV2)
-		klog.FromContext(ctx).V(2).Info("Resizing container", "pod", klog.KObj(pod), "container", c.Name,
+		logger := klog.FromContext(ctx)
+		logger.V(2).Info("Resizing container", "pod", klog.KObj(pod), "container", c.Name,
 			"cpuShares", res.CpuShares, "cpuQuota", res.CpuQuota, "memoryLimit", res.MemoryLimitInBytes)
 		if _, err := m.runtime.UpdateContainerResources(ctx, &runtimeapi.UpdateContainerResourcesRequest{
 			ContainerId: cs.ID, Linux: res}); err != nil {
-			result.ContainerErrors[c.Name] = ContainerError{Name: c.Name, Reason: "UpdateContainerResourcesError",
-				Message: fmt.Sprintf("failed to update resources of container %q: %v", c.Name, err)}
-			continue
+			logger.Error(err, "UpdateContainerResources failed", "pod", klog.KObj(pod), "container", c.Name)
+			result.ResizeError = err.Error()
+			return
 		}
 		result.Changed, result.Resized = true, true
 	}

@@ -1,12 +1,18 @@
 package kuberuntime
 
 import (
+	"context"
 	"reflect"
+	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2/ktesting"
 
 	kubecontainer "github.com/minikubelet/minikubelet/pkg/container"
 )
@@ -62,5 +68,43 @@ func TestComputePodActionsResize(t *testing.T) {
 				t.Errorf("kill %v start %v, want %q and a start", got.ContainersToKill, got.ContainersToStart, tc.wantKill)
 			}
 		})
+	}
+}
+
+// failingUpdates is a runtime whose UpdateContainerResources fails for the container IDs in
+// fail and records the others; every other call panics (the embedded nil interface).
+type failingUpdates struct {
+	runtimeapi.RuntimeServiceClient
+	fail    map[string]bool
+	updated []string
+}
+
+func (f *failingUpdates) UpdateContainerResources(_ context.Context, req *runtimeapi.UpdateContainerResourcesRequest, _ ...grpc.CallOption) (*runtimeapi.UpdateContainerResourcesResponse, error) {
+	if f.fail[req.ContainerId] {
+		return nil, status.Error(codes.Unknown, "cannot set memory limit below usage")
+	}
+	f.updated = append(f.updated, req.ContainerId)
+	return &runtimeapi.UpdateContainerResourcesResponse{}, nil
+}
+
+// Upstream doPodResizeAction: the updates go in order and the first failure stops them; the
+// result carries the runtime's message (the kubelet's PodResizeInProgress reason Error) and the
+// sync's error says ResizePodInPlaceError.
+func TestUpdateForSyncStopsAtFirstFailure(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}, {Name: "b"}, {Name: "c"}}}}
+	ps := &kubecontainer.PodStatus{Containers: []*kubecontainer.ContainerStatus{{ID: "ida", Name: "a"}, {ID: "idb", Name: "b"}, {ID: "idc", Name: "c"}}}
+	rt := &failingUpdates{fail: map[string]bool{"idb": true}}
+	m := &Manager{runtime: rt}
+	result := SyncResult{ContainerErrors: map[string]ContainerError{}}
+	m.updateForSync(ctx, pod, ps, PodActions{ContainersToUpdate: []int{0, 1, 2}}, &result)
+	if len(rt.updated) != 1 || rt.updated[0] != "ida" {
+		t.Errorf("updated %v, want only ida (before the failure)", rt.updated)
+	}
+	if !strings.Contains(result.ResizeError, "cannot set memory limit below usage") || !result.Resized {
+		t.Errorf("ResizeError %q Resized %v, want the runtime's message and the first update counted", result.ResizeError, result.Resized)
+	}
+	if err := result.Err(); err == nil || !strings.HasPrefix(err.Error(), ErrResizePodInPlace+": ") {
+		t.Errorf("Err() = %v, want it to start with %s", err, ErrResizePodInPlace)
 	}
 }

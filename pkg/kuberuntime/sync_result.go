@@ -21,6 +21,10 @@ const (
 	ReasonCreateConfigError  = "CreateContainerConfigError"
 )
 
+// ErrResizePodInPlace prefixes a failed in-place update in the sync's error (upstream
+// kubecontainer.ErrResizePodInPlace).
+const ErrResizePodInPlace = "ResizePodInPlaceError"
+
 // ContainerError is why a container could not be started in this sync; Reason is the waiting
 // reason the pod status shows.
 type ContainerError struct {
@@ -44,11 +48,17 @@ type SyncResult struct {
 	// Resized reports that a running container's resources were updated in place: no state
 	// changed, so the PLEG will not notice; the caller reads the pod's status again.
 	Resized bool
+	// ResizeError is the runtime's message when an in-place update failed (upstream: the
+	// ResizePodInPlace SyncResult's message); the containers after it were not updated.
+	ResizeError string
 }
 
 // Err joins everything that went wrong, or nil.
 func (r SyncResult) Err() error {
 	errs := []error{r.SandboxError}
+	if r.ResizeError != "" {
+		errs = append(errs, fmt.Errorf("%s: %s", ErrResizePodInPlace, r.ResizeError))
+	}
 	for _, e := range r.ContainerErrors {
 		errs = append(errs, e)
 	}

@@ -72,6 +72,14 @@ func TestInPlacePodResize(t *testing.T) {
 		a, b := getPod(t, ns, "notreq"), getPod(t, ns, "restart")
 		return resized(a, "200m", "128Mi") && resized(b, "200m", "128Mi"), describe(a) + "\n" + describe(b)
 	})
+	// Upstream's Events of a resize: ResizeStarted at the allocation, ResizeCompleted (with the
+	// resize's generation) once the runtime has it.
+	framework.Eventually(t, time.Minute, "ResizeStarted and ResizeCompleted Events of notreq", func() (bool, string) {
+		events := cluster.Events(t, ns, "notreq")
+		done := framework.HasEvent(events, "kubelet Normal ResizeStarted Pod resize started: ") &&
+			framework.HasEvent(events, "kubelet Normal ResizeCompleted Pod resize completed: ")
+		return done && strings.Contains(strings.Join(events, "\n"), `"generation":2`), strings.Join(events, "\n")
+	})
 	if got := getPod(t, ns, "notreq").Status.ContainerStatuses[0].RestartCount; got != 0 {
 		t.Errorf("NotRequired: restartCount %d, want 0", got)
 	}
