@@ -3,6 +3,7 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
+	"net"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -42,17 +43,42 @@ func (m *Manager) sandboxConfig(ctx context.Context, pod *corev1.Pod, attempt ui
 	if !pod.Spec.HostNetwork {
 		cfg.Hostname = podHostname(pod)
 	}
+	cfg.PortMappings = portMappings(pod)
+	return cfg, nil
+}
+
+// portMappings are the ports of a pod's sandbox: every port of its regular containers, as
+// upstream (generatePodSandboxConfig with kubecontainer.MakePortMappings), those without a
+// hostPort too — the runtime publishes only those with one (containerd hands them to CNI
+// portmap, which DNATs hostIP:hostPort, or every local address without a hostIP, to the pod).
+// Within one container a port listed twice (the same name, or unnamed with the same address
+// family, protocol, hostIP, containerPort and hostPort) is mapped once. nil when there are none.
+// Pure.
+func portMappings(pod *corev1.Pod) []*runtimeapi.PortMapping {
+	var out []*runtimeapi.PortMapping
 	for _, c := range pod.Spec.Containers {
+		seen := map[string]bool{}
 		for _, p := range c.Ports {
-			if p.HostPort == 0 {
+			key := p.Name
+			if key == "" {
+				family := "any"
+				if ip := net.ParseIP(p.HostIP); ip != nil && ip.To4() == nil {
+					family = "v6"
+				} else if p.HostIP != "" {
+					family = "v4"
+				}
+				key = fmt.Sprintf("%s-%s-%s:%d:%d", family, p.Protocol, p.HostIP, p.ContainerPort, p.HostPort)
+			}
+			if seen[key] {
 				continue
 			}
-			cfg.PortMappings = append(cfg.PortMappings, &runtimeapi.PortMapping{
+			seen[key] = true
+			out = append(out, &runtimeapi.PortMapping{
 				Protocol: protocol(p.Protocol), ContainerPort: p.ContainerPort, HostPort: p.HostPort, HostIp: p.HostIP,
 			})
 		}
 	}
-	return cfg, nil
+	return out
 }
 
 // podHostname is the hostname a pod sees: kubecontainer.PodHostnameAndDomain, which the managed
