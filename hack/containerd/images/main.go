@@ -62,7 +62,7 @@ func run(args []string) error {
 	kubeadmList := fs.String("kubeadm-list", "", "also build the images this file names (the output of `kubeadm config images list`; see kubeadm.go)")
 	kubeadmBinDir := fs.String("kubeadm-bin-dir", "", "for --kubeadm-list: the directory with kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, etcd and coredns")
 	csiHostpath := fs.String("csi-hostpath", "", "also build "+csiHostpathName+" from this static tools/csi-hostpath binary")
-	hostTools := fs.String("host-tools", "bash,curl,dig,getent,nc=nc.openbsd", "comma-separated programs of this machine (Debian packages) copied with their libraries into the agnhost image's /bin (NAME=PROGRAM: PROGRAM as NAME)")
+	hostTools := fs.String("host-tools", "bash,curl,dig,getent,nc=nc.openbsd,sh=bash", "comma-separated programs of this machine (Debian packages) copied with their libraries into the agnhost image's /bin (NAME=PROGRAM: PROGRAM as NAME; sh=bash: a shell that runs PATH's programs, not busybox's applets)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
