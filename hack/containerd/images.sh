@@ -12,11 +12,13 @@
 #
 # With --e2e-images (make conformance), also the upstream e2e images, under the exact names LIST
 # holds (the output of `e2e.test --list-images`) — those we can build honestly, see
-# images/e2e.go: agnhost and nonewprivs (their programs from --e2e-bin-dir, built by
-# hack/conformance/build.sh from the k8s.io/kubernetes module whose source is --kube-src, which
-# gives their versions, i.e. tags; agnhost with busybox applets and Debian's bash and curl),
-# busybox and nonroot (busybox-static), pause (ours). It prints each name it built and each it
-# did not.
+# images/e2e.go: agnhost (2.63.0, and as 2.55, the specs' "previous" agnhost) and nonewprivs (their
+# programs from --e2e-bin-dir, built by hack/conformance/build.sh from the k8s.io/kubernetes module
+# whose source is --kube-src, which gives their versions, i.e. tags; agnhost with busybox applets
+# and Debian's bash — also its sh — curl, dig, getent and nc), kitten and nautilus (agnhost with
+# their html), busybox and nonroot (busybox-static), glibc-dns-testing, pause (ours), and where
+# --e2e-bin-dir holds them (build.sh --suite-images) nginx and sample-apiserver. It prints each
+# name it built and each it did not.
 #
 # With --kubeadm-images LIST --kubeadm-bin-dir DIR (make kubeadm-up), also the images kubeadm runs,
 # under the exact names LIST holds (`kubeadm config images list`), from the programs in DIR (see
