@@ -356,9 +356,9 @@ func hostToolFiles(tools []string) ([]file, error) {
 
 // buildE2EImages reads the list and the inputs from files — the programs from binDir (agnhost,
 // nnp: hack/conformance/build.sh), their versions from the k8s.io/kubernetes module's source in
-// kubeSrc — builds the images and prints, one per line, each name it built ("built NAME") and
-// each it did not ("not built NAME").
-func buildE2EImages(list, binDir, kubeSrc, hostTools string, in e2eInputs) ([]image, error) {
+// kubeSrc, etcd from etcdBinDir if given — builds the images and prints, one per line, each name
+// it built ("built NAME") and each it did not ("not built NAME").
+func buildE2EImages(list, binDir, kubeSrc, hostTools, etcdBinDir string, in e2eInputs) ([]image, error) {
 	if binDir == "" || kubeSrc == "" {
 		return nil, fmt.Errorf("--e2e-list needs --e2e-bin-dir and --kube-src")
 	}
@@ -411,6 +411,9 @@ func buildE2EImages(list, binDir, kubeSrc, hostTools string, in e2eInputs) ([]im
 		return nil, err
 	}
 	images, skipped := e2eImages(names, in)
+	if images, skipped, err = withEtcdImage(images, skipped, etcdBinDir, in.pause); err != nil {
+		return nil, err
+	}
 	for _, img := range images {
 		fmt.Println("built", img.Name)
 	}
@@ -460,4 +463,30 @@ func optionalE2EInputs(binDir, kubeSrc string, in *e2eInputs) error {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// withEtcdImage builds registry.k8s.io/etcd:TAG, of the skipped names, from the etcd in binDir
+// (if given), as `make kubeadm-up` builds it (kubeadm.go: the version must be the tag's): a
+// single-node run has no kubeadm images, and the Aggregator spec runs etcd beside sample-apiserver.
+func withEtcdImage(images []image, skipped []string, binDir string, pause []byte) ([]image, []string, error) {
+	if binDir == "" {
+		return images, skipped, nil
+	}
+	var still []string
+	for _, name := range skipped {
+		if repo, _ := splitName(name); repo != "registry.k8s.io/etcd" {
+			still = append(still, name)
+			continue
+		}
+		img, why, err := kubeadmImage(name, binDir, pause)
+		if err != nil {
+			return nil, nil, err
+		}
+		if why != "" {
+			still = append(still, name)
+			continue
+		}
+		images = append(images, img)
+	}
+	return images, still, nil
 }

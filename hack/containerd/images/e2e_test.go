@@ -2,6 +2,8 @@ package main
 
 import (
 	"archive/tar"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -170,5 +172,26 @@ func TestReplacedApplets(t *testing.T) {
 	got := replaced(busybox, host)
 	if len(got) != 1 || got[0].Path != "bin/sh" {
 		t.Errorf("replaced = %+v, want only bin/sh", got)
+	}
+}
+
+// registry.k8s.io/etcd (the Aggregator spec's) is built only from an etcd that says it is the
+// tag's version; without --etcd-bin-dir it stays "not built", and other names are left alone.
+func TestEtcdImageNeedsItsVersion(t *testing.T) {
+	skipped := []string{"registry.k8s.io/etcd:3.6.8-0", "registry.k8s.io/e2e-test-images/perl:5.26"}
+	images, still, err := withEtcdImage(nil, skipped, "", nil)
+	if err != nil || len(images) != 0 || len(still) != 2 {
+		t.Errorf("without a bin dir: %d images, skipped %v, %v; want none built", len(images), still, err)
+	}
+	bb, err := os.ReadFile("/bin/busybox") // static, but not etcd: `etcd --version` fails
+	if err != nil {
+		t.Skipf("busybox-static is not installed: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "etcd"), bb, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := withEtcdImage(nil, skipped, dir, nil); err == nil {
+		t.Error("an etcd that does not say it is 3.6.8 was made into registry.k8s.io/etcd:3.6.8-0")
 	}
 }
