@@ -4,13 +4,15 @@
 # minikubelet nodes on containerd, kube-proxy and CoreDNS on them — and the same table as
 # `make conformance` (per Describe group, report/).
 #
-#   1. outside: build e2e.test, ginkgo, agnhost, nnp (build.sh), kubectl (hack/cluster/build.sh),
+#   1. outside: build e2e.test, ginkgo, agnhost, nnp, and the nginx and sample-apiserver the full
+#      suite's images need (build.sh --suite-images), kubectl (hack/cluster/build.sh),
 #      the report program; `e2e.test --list-images`;
 #   2. the cluster: if hack/kubeadm/up.sh's run is not up, `KUBEADM_NODES=2 up.sh up` (and, since
 #      the cluster is ours, the control-plane node's NoSchedule taint removed: two schedulable
 #      nodes, as the specs that spread pods over nodes want); a cluster the user brought up is used
 #      as it is, and left running;
-#   3. the e2e images (agnhost, busybox, nonroot, nonewprivs, pause, glibc-dns-testing: images.sh
+#   3. the e2e images (agnhost 2.63.0 and 2.55, busybox, nonroot, nonewprivs, pause,
+#      glibc-dns-testing, nginx, kitten, nautilus, sample-apiserver: images.sh
 #      --e2e-images) built and imported into each node's containerd under their exact names,
 #      through its socket in the kubeadm state dir (a unix socket: no namespace is entered);
 #   4. ginkgo and e2e.test in the control-plane node's network namespace (`nsenter -n`, by the PID
@@ -102,7 +104,7 @@ build() {
   phase "build e2e.test, ginkgo, agnhost, nnp"
   hack/containerd/install.sh >/dev/null # dig and the rest the e2e images copy (images.sh)
   hack/cluster/build.sh >"$bin/k8s-bin-dir"
-  "$here/build.sh" >"$bin/conformance-bin-dir"
+  "$here/build.sh" --suite-images >"$bin/conformance-bin-dir" # and nginx, sample-apiserver
   (cd "$here" && go build -o "$bin/report" ./report)
   (cd "$here" && go list -m -f '{{.Dir}}' k8s.io/kubernetes) >"$bin/kube-src"
   "$(<"$bin/conformance-bin-dir")/e2e.test" --list-images >"$OUT/images.txt"

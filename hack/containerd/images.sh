@@ -4,7 +4,7 @@
 # needed: the images are made from Debian's busybox-static and ./hack/containerd/pause.
 #
 # Usage: hack/containerd/images.sh --address /path/containerd.sock [--snapshotter overlayfs|native]
-#                                   [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR]
+#                                   [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR [--etcd-bin-dir DIR]]
 #                                   [--kubeadm-images LIST --kubeadm-bin-dir DIR] [--csi-hostpath]
 #
 #   docker.io/minikubelet/busybox:local   sh, ls, cat, sleep, … (busybox-static, hard links in /bin)
@@ -12,11 +12,15 @@
 #
 # With --e2e-images (make conformance), also the upstream e2e images, under the exact names LIST
 # holds (the output of `e2e.test --list-images`) — those we can build honestly, see
-# images/e2e.go: agnhost and nonewprivs (their programs from --e2e-bin-dir, built by
-# hack/conformance/build.sh from the k8s.io/kubernetes module whose source is --kube-src, which
-# gives their versions, i.e. tags; agnhost with busybox applets and Debian's bash and curl),
-# busybox and nonroot (busybox-static), pause (ours). It prints each name it built and each it
-# did not.
+# images/e2e.go: agnhost (2.63.0, and as 2.55, the specs' "previous" agnhost) and nonewprivs (their
+# programs from --e2e-bin-dir, built by hack/conformance/build.sh from the k8s.io/kubernetes module
+# whose source is --kube-src, which gives their versions, i.e. tags; agnhost with busybox applets
+# and Debian's bash — also its sh — curl, dig, getent and nc), kitten and nautilus (agnhost with
+# their html), busybox and nonroot (busybox-static), glibc-dns-testing, pause (ours), and where
+# --e2e-bin-dir holds them (build.sh --suite-images) nginx and sample-apiserver. It prints each
+# name it built and each it did not. With --etcd-bin-dir DIR (make conformance: the control
+# plane's etcd), also registry.k8s.io/etcd at LIST's tag, which the Aggregator spec runs; the
+# kubeadm cluster has it from --kubeadm-images.
 #
 # With --kubeadm-images LIST --kubeadm-bin-dir DIR (make kubeadm-up), also the images kubeadm runs,
 # under the exact names LIST holds (`kubeadm config images list`), from the programs in DIR (see
@@ -37,7 +41,7 @@ while (( $# )); do
     --address) address=$2; shift 2 ;;
     --snapshotter) snapshotter=$2; shift 2 ;;
     --e2e-images) e2e_args+=(--e2e-list "${2:?}"); shift 2 ;;
-    --e2e-bin-dir|--kube-src) e2e_args+=("$1" "${2:?}"); shift 2 ;;
+    --e2e-bin-dir|--kube-src|--etcd-bin-dir) e2e_args+=("$1" "${2:?}"); shift 2 ;;
     --kubeadm-images) e2e_args+=(--kubeadm-list "${2:?}"); shift 2 ;;
     --kubeadm-bin-dir) e2e_args+=("$1" "${2:?}"); shift 2 ;;
     --csi-hostpath) csi=1; shift ;;

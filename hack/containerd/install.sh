@@ -14,6 +14,8 @@
 #                                upstream's do) for the [sig-network] DNS specs (images/e2e.go)
 #   netcat-openbsd               nc.openbsd, agnhost's nc (as upstream's): the Services specs run
 #                                `nc -v -t -w 2 IP PORT`, options busybox's nc lacks
+#   dash                         glibc-dns-testing's /bin/sh (debian-base's): busybox's sh would run
+#                                its own hostname applet, not glibc's (agnhost's sh is bash)
 #
 # Usage: hack/containerd/install.sh      (prints what it installed, or nothing to do)
 set -euo pipefail
@@ -28,9 +30,10 @@ command -v iptables >/dev/null || [[ -x /usr/sbin/iptables ]] || need+=(iptables
 command -v openssl >/dev/null || need+=(openssl)
 command -v dig >/dev/null || need+=(bind9-dnsutils)
 command -v nc.openbsd >/dev/null || need+=(netcat-openbsd)
+command -v dash >/dev/null || need+=(dash)
 
 if (( ${#need[@]} == 0 )); then
-  echo "containerd, runc, busybox-static, the CNI plugins, iptables, openssl, dig and nc.openbsd are installed"
+  echo "containerd, runc, busybox-static, the CNI plugins, iptables, openssl, dig, nc.openbsd and dash are installed"
   exit 0
 fi
 if ! command -v apt-get >/dev/null; then

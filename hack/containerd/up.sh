@@ -25,8 +25,9 @@
 #                                 it refuses to run in the host's network namespace: run it inside
 #                                 one of your own (unshare --net), as hack/conformance/run.sh does,
 #                                 and all of it dies with that namespace.
-#   --e2e-images LIST --e2e-bin-dir DIR --kube-src DIR   also build and import the upstream e2e
-#                                 images LIST names (`e2e.test --list-images`; see images.sh).
+#   --e2e-images LIST --e2e-bin-dir DIR --kube-src DIR [--etcd-bin-dir DIR]   also build and
+#                                 import the upstream e2e images LIST names (`e2e.test
+#                                 --list-images`; see images.sh).
 #   --kubeadm-images LIST --kubeadm-bin-dir DIR   also build and import the images kubeadm runs
 #                                 (`kubeadm config images list`; see images.sh).
 #   --csi-hostpath                also build and import our CSI driver's image (see images.sh).
@@ -52,7 +53,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-usage() { echo "usage: up.sh up|down|status --state-dir DIR [--exit-with PID] [--network loopback|bridge] [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR] [--kubeadm-images LIST --kubeadm-bin-dir DIR] [--csi-hostpath] [--pod-subnet CIDR]" >&2; exit 2; }
+usage() { echo "usage: up.sh up|down|status --state-dir DIR [--exit-with PID] [--network loopback|bridge] [--e2e-images LIST --e2e-bin-dir DIR --kube-src DIR [--etcd-bin-dir DIR]] [--kubeadm-images LIST --kubeadm-bin-dir DIR] [--csi-hostpath] [--pod-subnet CIDR]" >&2; exit 2; }
 verb=${1:-}; [[ $verb == up || $verb == down || $verb == status ]] || usage; shift
 state_dir="" exit_with="" network=loopback images_args=() pod_subnet=10.88.0.0/16
 while (( $# )); do
@@ -61,7 +62,7 @@ while (( $# )); do
     --exit-with) exit_with=${2:?}; shift 2 ;;
     --network) network=${2:?}; shift 2 ;;
     --pod-subnet) pod_subnet=${2:?}; shift 2 ;;
-    --e2e-images|--e2e-bin-dir|--kube-src|--kubeadm-images|--kubeadm-bin-dir) images_args+=("$1" "${2:?}"); shift 2 ;;
+    --e2e-images|--e2e-bin-dir|--kube-src|--etcd-bin-dir|--kubeadm-images|--kubeadm-bin-dir) images_args+=("$1" "${2:?}"); shift 2 ;;
     --csi-hostpath) images_args+=("$1"); shift ;;
     *) usage ;;
   esac

@@ -32,69 +32,170 @@ type e2eInputs struct {
 	nnpVersion     string   // test/images/nonewprivs/VERSION, e.g. 1.4
 	porterCert     []byte   // test/images/agnhost/porter/localhost.crt (netexec --tls-cert-file)
 	porterKey      []byte   // … and localhost.key
-	hostTools      []file   // bash, curl, dig, getent, nc … and their libraries (hostToolFiles)
-	glibcHostname  []file   // Debian's hostname (glibc), dig and getent, with their libraries, for glibc-dns-testing
+	hostTools      []file   // bash, curl, dig, getent, nc, sh (bash) … and their libraries (hostToolFiles)
+	glibcHostname  []file   // Debian's hostname (glibc), dig, getent and dash as sh, with their libraries, for glibc-dns-testing
+	// Optional: an image whose input is nil is reported "not built".
+	nginx           []file            // Debian's nginx with its libraries (hack/conformance/build.sh unpacks its .deb)
+	webserverData   map[string][]file // kitten, nautilus: test/images/NAME/html, the files their Dockerfile copies to /
+	sampleAPIServer map[string][]byte // by tag (1.29.2): k8s.io/sample-apiserver v0.29.2, static
 }
+
+// agnhostPrevTag is AgnhostPrev of test/utils/image/manifest.go: the "previous" agnhost, which
+// the StatefulSet, Deployment, Pods and DaemonSet update specs start from before they switch to
+// the current one. No tagged k8s.io/kubernetes holds agnhost 2.55 (v1.33.x has 2.53, v1.34.0-alpha.1
+// and later 2.56), so the proxy cannot build it. The specs run only `pause` (the default CMD: the
+// DaemonSet, Deployment and Pods specs) and `test-webserver` (StatefulSets) in it, subcommands that
+// 2.55 and our 2.63.0 share with the same flags and behaviour, and the shell tools beside them; so
+// the image is our agnhost under this tag, with its own image ID (its history names the version).
+const agnhostPrevTag = "2.55"
+
+// pathEnv is the PATH of the e2e images (Alpine's and debian-base's).
+const pathEnv = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // e2eImages returns, for each name of the list that we know how to build, that image, and the
 // names we do not build. The list is `e2e.test --list-images`: one image name per line.
 func e2eImages(list []string, in e2eInputs) (images []image, skipped []string) {
-	pathEnv := "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	for _, name := range list {
-		repo, tag := splitName(name)
-		switch {
-		// registry.k8s.io/e2e-test-images/agnhost:2.63.0 (not the older or private agnhost names:
-		// those are other versions, which this module does not hold).
-		case path.Base(repo) == "agnhost" && tag == in.agnhostVersion:
-			images = append(images, image{Name: name, Layer: agnhostFiles(in), Config: containerConfig{
-				Env: []string{pathEnv}, Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
-			}, CreatedBy: "hack/containerd/images: agnhost " + tag + " from k8s.io/kubernetes (static), Debian busybox-static applets, Debian bash, curl, dig, getent and netcat-openbsd with their libraries"})
-		// registry.k8s.io/e2e-test-images/busybox:1.37.0-1: upstream's is busybox 1.37 on
-		// Alpine's layout; ours is Debian 12's busybox-static (1.35) under that name.
-		case path.Base(repo) == "busybox" && strings.Contains(repo, "e2e-test-images"):
-			images = append(images, image{Name: name, Layer: busyboxFiles(in.busybox, in.applets), Config: containerConfig{
-				Env: []string{pathEnv}, Cmd: []string{"sh"},
-			}, CreatedBy: "hack/containerd/images: Debian busybox-static as " + name})
-		// registry.k8s.io/e2e-test-images/nonroot: upstream is debian-base with USER 1234; its
-		// specs run `id -u` in it.
-		case path.Base(repo) == "nonroot" && strings.Contains(repo, "e2e-test-images"):
-			images = append(images, image{Name: name, Layer: busyboxFiles(in.busybox, in.applets), Config: containerConfig{
-				Env: []string{pathEnv}, Cmd: []string{"sh"}, User: "1234",
-			}, CreatedBy: "hack/containerd/images: Debian busybox-static, USER 1234, as " + name})
-		// registry.k8s.io/e2e-test-images/nonewprivs:1.4: upstream is Alpine with a setuid-root
-		// /usr/local/bin/nnp (prints its effective uid), CMD ["nnp"].
-		case path.Base(repo) == "nonewprivs" && tag == in.nnpVersion && in.nnp != nil:
-			files := append(busyboxFiles(in.busybox, in.applets), file{Path: "usr/local/bin/nnp", Mode: 0o4755, Data: in.nnp})
-			images = append(images, image{Name: name, Layer: withParents(files), Config: containerConfig{
-				Env: []string{pathEnv}, Cmd: []string{"nnp"},
-			}, CreatedBy: "hack/containerd/images: Debian busybox-static, setuid nnp " + tag + " from k8s.io/kubernetes"})
-		// registry.k8s.io/e2e-test-images/glibc-dns-testing: upstream is debian-base with dnsutils;
-		// the hostnameOverride specs run `sh -c "echo $(hostname)';'$(hostname -f)';'"` in it, and
-		// `hostname -f` must resolve through glibc (/etc/hosts, as nsswitch.conf says); the
-		// [sig-network] DNS specs run `dig` and `getent hosts` in it (their "jessie" querier). Ours:
-		// busybox's sh and applets, with Debian's glibc hostname in place of busybox's, Debian's dig
-		// (bind9-dnsutils, dnsutils' successor) and glibc's getent.
-		case path.Base(repo) == "glibc-dns-testing" && in.glibcHostname != nil:
-			var files []file
-			for _, f := range busyboxFiles(in.busybox, in.applets) {
-				if f.Path != "bin/hostname" {
-					files = append(files, f)
-				}
-			}
-			files = append(files, file{Path: "etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")})
-			images = append(images, image{Name: name, Layer: withParents(append(files, in.glibcHostname...)), Config: containerConfig{
-				Env: []string{pathEnv}, Cmd: []string{"sh"},
-			}, CreatedBy: "hack/containerd/images: Debian busybox-static, Debian hostname (glibc), dig and getent with their libraries, as " + name})
-		// registry.k8s.io/pause:3.10.2: the sandbox image the framework names in its pods.
-		case repo == "registry.k8s.io/pause":
-			images = append(images, image{Name: name, Layer: pauseFiles(in.pause), Config: containerConfig{
-				Entrypoint: []string{"/pause"}, User: "65535:65535",
-			}, CreatedBy: "hack/containerd/images: CGO_ENABLED=0 go build ./hack/containerd/pause as " + name})
-		default:
+		if img, ok := e2eImage(name, in); ok {
+			images = append(images, img)
+		} else {
 			skipped = append(skipped, name)
 		}
 	}
 	return images, skipped
+}
+
+// e2eImage builds the image name, if it is one we know how to build and have the inputs of.
+func e2eImage(name string, in e2eInputs) (image, bool) {
+	repo, tag := splitName(name)
+	e2eRepo := strings.Contains(repo, "e2e-test-images")
+	switch base := path.Base(repo); {
+	// registry.k8s.io/e2e-test-images/agnhost:2.63.0 (not the private gcr.io/k8s-authenticated-test
+	// agnhost: its specs expect the pull to fail).
+	case base == "agnhost" && e2eRepo && (tag == in.agnhostVersion || tag == agnhostPrevTag):
+		by := "hack/containerd/images: agnhost " + in.agnhostVersion + " from k8s.io/kubernetes (static)"
+		if tag != in.agnhostVersion {
+			by += " under the tag " + tag + " (its specs' subcommands are the same in both)"
+		}
+		return image{Name: name, Layer: agnhostFiles(in), Config: containerConfig{
+			Env: []string{pathEnv}, Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
+		}, CreatedBy: by + ", Debian busybox-static applets, Debian bash (also as sh), curl, dig, getent and netcat-openbsd with their libraries"}, true
+	// registry.k8s.io/e2e-test-images/busybox:1.37.0-1: upstream's is busybox 1.37 on
+	// Alpine's layout; ours is Debian 12's busybox-static (1.35) under that name.
+	case base == "busybox" && e2eRepo:
+		return image{Name: name, Layer: busyboxFiles(in.busybox, in.applets), Config: containerConfig{
+			Env: []string{pathEnv}, Cmd: []string{"sh"},
+		}, CreatedBy: "hack/containerd/images: Debian busybox-static as " + name}, true
+	// registry.k8s.io/e2e-test-images/nonroot: upstream is debian-base with USER 1234; its
+	// specs run `id -u` in it.
+	case base == "nonroot" && e2eRepo:
+		return image{Name: name, Layer: busyboxFiles(in.busybox, in.applets), Config: containerConfig{
+			Env: []string{pathEnv}, Cmd: []string{"sh"}, User: "1234",
+		}, CreatedBy: "hack/containerd/images: Debian busybox-static, USER 1234, as " + name}, true
+	// registry.k8s.io/e2e-test-images/nonewprivs:1.4: upstream is Alpine with a setuid-root
+	// /usr/local/bin/nnp (prints its effective uid), CMD ["nnp"].
+	case base == "nonewprivs" && tag == in.nnpVersion && in.nnp != nil:
+		files := append(busyboxFiles(in.busybox, in.applets), file{Path: "usr/local/bin/nnp", Mode: 0o4755, Data: in.nnp})
+		return image{Name: name, Layer: withParents(files), Config: containerConfig{
+			Env: []string{pathEnv}, Cmd: []string{"nnp"},
+		}, CreatedBy: "hack/containerd/images: Debian busybox-static, setuid nnp " + tag + " from k8s.io/kubernetes"}, true
+	case base == "glibc-dns-testing" && in.glibcHostname != nil:
+		return glibcDNSTestingImage(name, in), true
+	// registry.k8s.io/pause:3.10.2: the sandbox image the framework names in its pods.
+	case repo == "registry.k8s.io/pause":
+		return image{Name: name, Layer: pauseFiles(in.pause), Config: containerConfig{
+			Entrypoint: []string{"/pause"}, User: "65535:65535",
+		}, CreatedBy: "hack/containerd/images: CGO_ENABLED=0 go build ./hack/containerd/pause as " + name}, true
+	case base == "nginx" && e2eRepo && tag == nginxTag && in.nginx != nil:
+		return nginxImage(name, in), true
+	case (base == "kitten" || base == "nautilus") && e2eRepo && in.webserverData[base] != nil:
+		return webserverImage(name, base, in), true
+	case base == "sample-apiserver" && e2eRepo && in.sampleAPIServer[tag] != nil:
+		return sampleAPIServerImage(name, in.sampleAPIServer[tag]), true
+	}
+	return image{}, false
+}
+
+// glibcDNSTestingImage is registry.k8s.io/e2e-test-images/glibc-dns-testing: upstream is
+// debian-base with dnsutils; the hostnameOverride specs run `sh -c "echo $(hostname)';'$(hostname
+// -f)';'"` in it, and `hostname -f` must resolve through glibc (/etc/hosts, as nsswitch.conf says);
+// the [sig-network] DNS specs run `dig` and `getent hosts` in it (their "jessie" querier). Ours:
+// busybox's applets, with Debian's glibc hostname, dig (bind9-dnsutils, dnsutils' successor),
+// glibc's getent and dash as /bin/sh (debian-base's sh) in place of busybox's: Debian's busybox
+// sh runs its own applet of a name (hostname) before PATH's program (FEATURE_SH_STANDALONE).
+func glibcDNSTestingImage(name string, in e2eInputs) image {
+	files := append(replaced(busyboxFiles(in.busybox, in.applets), in.glibcHostname),
+		file{Path: "etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")})
+	return image{Name: name, Layer: withParents(append(files, in.glibcHostname...)), Config: containerConfig{
+		Env: []string{pathEnv}, Cmd: []string{"sh"},
+	}, CreatedBy: "hack/containerd/images: Debian busybox-static, Debian hostname (glibc), dig, getent and dash (as sh) with their libraries, as " + name}
+}
+
+// nginxTag is the Nginx image of test/utils/image/manifest.go: upstream's is nginx 1.15 on Alpine.
+const nginxTag = "1.15-4"
+
+// nginxConf serves /usr/share/nginx/html on port 80, as the default server of upstream's image
+// does; logs go to the container's stdout and stderr (upstream links its log files to them).
+const nginxConf = `user nginx;
+worker_processes 1;
+error_log stderr notice;
+pid /run/nginx.pid;
+events {
+    worker_connections 1024;
+}
+http {
+    types {
+        text/html html htm;
+        text/plain txt;
+        application/json json;
+        image/jpeg jpeg jpg;
+    }
+    default_type application/octet-stream;
+    access_log /dev/stdout;
+    server {
+        listen 80;
+        root /usr/share/nginx/html;
+        index index.html;
+    }
+}
+`
+
+// nginxImage is registry.k8s.io/e2e-test-images/nginx:1.15-4: Debian's nginx (1.22) with its
+// libraries, busybox's applets for Alpine's shell tools, user nginx (101, as Alpine's), the
+// directories nginx writes to, and CMD ["nginx", "-g", "daemon off;"] as upstream's. The specs
+// only need its pods to run (ReplicationController, PodTemplates, Endpoints, Pods Extended).
+func nginxImage(name string, in e2eInputs) image {
+	files := withAccounts(busyboxFiles(in.busybox, in.applets),
+		"root:x:0:0:root:/root:/bin/sh\nnginx:x:101:101:nginx:/var/cache/nginx:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
+		"root:x:0:\nnginx:x:101:nginx\nnobody:x:65534:\n")
+	files = append(files,
+		file{Path: "etc/nginx/nginx.conf", Mode: 0o644, Data: []byte(nginxConf)},
+		file{Path: "usr/share/nginx/html/index.html", Mode: 0o644, Data: []byte("<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head>\n<body><h1>Welcome to nginx!</h1></body></html>\n")},
+		file{Path: "var/lib/nginx", Mode: 0o755, Dir: true},
+		file{Path: "var/log/nginx", Mode: 0o755, Dir: true},
+		file{Path: "run", Mode: 0o755, Dir: true},
+	)
+	return image{Name: name, Layer: withParents(append(replaced(files, in.nginx), in.nginx...)), Config: containerConfig{
+		Env: []string{pathEnv}, Cmd: []string{"nginx", "-g", "daemon off;"},
+	}, CreatedBy: "hack/containerd/images: Debian nginx with its libraries, Debian busybox-static applets, as " + name}
+}
+
+// webserverImage is registry.k8s.io/e2e-test-images/kitten or nautilus: upstream's Dockerfile is
+// FROM agnhost, its html/ files copied to /, CMD ["test-webserver"] (which serves /, port 80).
+// The Kubectl Update Demo specs read data.json through the API server's pod proxy.
+func webserverImage(name, base string, in e2eInputs) image {
+	return image{Name: name, Layer: withParents(append(agnhostFiles(in), in.webserverData[base]...)), Config: containerConfig{
+		Env: []string{pathEnv}, Entrypoint: []string{"/agnhost"}, Cmd: []string{"test-webserver"},
+	}, CreatedBy: "hack/containerd/images: agnhost " + in.agnhostVersion + " with k8s.io/kubernetes test/images/" + base + "/html, as " + name}
+}
+
+// sampleAPIServerImage is registry.k8s.io/e2e-test-images/sample-apiserver: upstream's is
+// Alpine with /sample-apiserver (k8s.io/sample-apiserver at the tag's version) as its
+// entrypoint; the Aggregator spec passes its flags and runs etcd beside it.
+func sampleAPIServerImage(name string, bin []byte) image {
+	return image{Name: name, Layer: append(baseFiles(), file{Path: "sample-apiserver", Mode: 0o755, Data: bin}), Config: containerConfig{
+		Env: []string{pathEnv}, Entrypoint: []string{"/sample-apiserver"},
+	}, CreatedBy: "hack/containerd/images: k8s.io/sample-apiserver from the Go module proxy (static), as " + name}
 }
 
 // splitName splits an image name into repository and tag ("" if it has a digest or no tag).
@@ -255,9 +356,9 @@ func hostToolFiles(tools []string) ([]file, error) {
 
 // buildE2EImages reads the list and the inputs from files — the programs from binDir (agnhost,
 // nnp: hack/conformance/build.sh), their versions from the k8s.io/kubernetes module's source in
-// kubeSrc — builds the images and prints, one per line, each name it built ("built NAME") and
-// each it did not ("not built NAME").
-func buildE2EImages(list, binDir, kubeSrc, hostTools string, in e2eInputs) ([]image, error) {
+// kubeSrc, etcd from etcdBinDir if given — builds the images and prints, one per line, each name
+// it built ("built NAME") and each it did not ("not built NAME").
+func buildE2EImages(list, binDir, kubeSrc, hostTools, etcdBinDir string, in e2eInputs) ([]image, error) {
 	if binDir == "" || kubeSrc == "" {
 		return nil, fmt.Errorf("--e2e-list needs --e2e-bin-dir and --kube-src")
 	}
@@ -303,10 +404,16 @@ func buildE2EImages(list, binDir, kubeSrc, hostTools string, in e2eInputs) ([]im
 	if in.hostTools, err = hostToolFiles(tools); err != nil {
 		return nil, err
 	}
-	if in.glibcHostname, err = hostToolFiles([]string{"hostname", "dig", "getent"}); err != nil {
+	if in.glibcHostname, err = hostToolFiles([]string{"hostname", "dig", "getent", "sh=dash"}); err != nil {
+		return nil, err
+	}
+	if err := optionalE2EInputs(binDir, kubeSrc, &in); err != nil {
 		return nil, err
 	}
 	images, skipped := e2eImages(names, in)
+	if images, skipped, err = withEtcdImage(images, skipped, etcdBinDir, in.pause); err != nil {
+		return nil, err
+	}
 	for _, img := range images {
 		fmt.Println("built", img.Name)
 	}
@@ -314,4 +421,72 @@ func buildE2EImages(list, binDir, kubeSrc, hostTools string, in e2eInputs) ([]im
 		fmt.Println("not built", name)
 	}
 	return images, nil
+}
+
+// optionalE2EInputs reads what the images of the full [Conformance] suite need beyond the others
+// (hack/conformance/build.sh --suite-images puts them in binDir): Debian's nginx unpacked in
+// binDir/nginx, and k8s.io/sample-apiserver builds named sample-apiserver-v0.X.Y (the image tag
+// 1.X.Y); and kitten's and nautilus' html from kubeSrc. What is missing leaves its image unbuilt.
+func optionalE2EInputs(binDir, kubeSrc string, in *e2eInputs) error {
+	if nginx := filepath.Join(binDir, "nginx/usr/sbin/nginx"); fileExists(nginx) {
+		files, err := hostToolFiles([]string{"nginx=" + nginx})
+		if err != nil {
+			return err
+		}
+		in.nginx = files
+	}
+	bins, err := filepath.Glob(filepath.Join(binDir, "sample-apiserver-v0.*"))
+	if err != nil {
+		return err
+	}
+	in.sampleAPIServer = map[string][]byte{}
+	for _, b := range bins {
+		data, err := readStatic(b)
+		if err != nil {
+			return err
+		}
+		in.sampleAPIServer["1."+strings.TrimPrefix(filepath.Base(b), "sample-apiserver-v0.")] = data
+	}
+	in.webserverData = map[string][]file{}
+	for _, name := range []string{"kitten", "nautilus"} {
+		for _, f := range []string{name + ".jpg", "data.json"} {
+			data, err := os.ReadFile(filepath.Join(kubeSrc, "test/images", name, "html", f))
+			if err != nil {
+				return err
+			}
+			in.webserverData[name] = append(in.webserverData[name], file{Path: f, Mode: 0o644, Data: data})
+		}
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// withEtcdImage builds registry.k8s.io/etcd:TAG, of the skipped names, from the etcd in binDir
+// (if given), as `make kubeadm-up` builds it (kubeadm.go: the version must be the tag's): a
+// single-node run has no kubeadm images, and the Aggregator spec runs etcd beside sample-apiserver.
+func withEtcdImage(images []image, skipped []string, binDir string, pause []byte) ([]image, []string, error) {
+	if binDir == "" {
+		return images, skipped, nil
+	}
+	var still []string
+	for _, name := range skipped {
+		if repo, _ := splitName(name); repo != "registry.k8s.io/etcd" {
+			still = append(still, name)
+			continue
+		}
+		img, why, err := kubeadmImage(name, binDir, pause)
+		if err != nil {
+			return nil, nil, err
+		}
+		if why != "" {
+			still = append(still, name)
+			continue
+		}
+		images = append(images, img)
+	}
+	return images, still, nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"archive/tar"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,13 +13,14 @@ import (
 func TestE2EImagesByName(t *testing.T) {
 	list := []string{
 		"registry.k8s.io/e2e-test-images/agnhost:2.63.0",
-		"registry.k8s.io/e2e-test-images/agnhost:2.55", // another version: not this module's
+		"registry.k8s.io/e2e-test-images/agnhost:2.55", // AgnhostPrev: our agnhost under its tag
 		"gcr.io/k8s-authenticated-test/agnhost:2.6",
 		"registry.k8s.io/e2e-test-images/busybox:1.37.0-1",
 		"registry.k8s.io/e2e-test-images/nonroot:1.5",
-		"registry.k8s.io/e2e-test-images/nginx:1.15-4",
+		"registry.k8s.io/e2e-test-images/nginx:1.15-4", // no nginx given
 		"registry.k8s.io/pause:3.10.2",
 		"registry.k8s.io/e2e-test-images/nonewprivs:1.4",
+		"registry.k8s.io/e2e-test-images/agnhost:2.40", // neither the current nor AgnhostPrev
 	}
 	in := e2eInputs{busybox: []byte("bb"), applets: []string{"sh"}, pause: []byte("p"), agnhost: []byte("agn"), agnhostVersion: "2.63.0", nnp: []byte("nnp"), nnpVersion: "1.4"}
 	images, skipped := e2eImages(list, in)
@@ -25,17 +28,22 @@ func TestE2EImagesByName(t *testing.T) {
 	for _, img := range images {
 		built[img.Name] = img
 	}
-	for _, name := range []string{list[0], list[3], list[4], list[6], list[7]} {
+	for _, name := range []string{list[0], list[1], list[3], list[4], list[6], list[7]} {
 		if _, ok := built[name]; !ok {
 			t.Errorf("%s not built", name)
 		}
 	}
-	if len(skipped) != 3 || skipped[0] != list[1] || skipped[1] != list[2] || skipped[2] != list[5] {
-		t.Errorf("skipped %v, want the other agnhost versions and nginx", skipped)
+	if len(skipped) != 3 || skipped[0] != list[2] || skipped[1] != list[5] || skipped[2] != list[8] {
+		t.Errorf("skipped %v, want the private agnhost, nginx and agnhost 2.40", skipped)
 	}
 	agn := built[list[0]].Config
 	if len(agn.Entrypoint) != 1 || agn.Entrypoint[0] != "/agnhost" || len(agn.Cmd) != 1 || agn.Cmd[0] != "pause" {
 		t.Errorf("agnhost config %+v, want upstream's ENTRYPOINT [/agnhost] CMD [pause]", agn)
+	}
+	// The two agnhost tags are two images (two IDs): a spec that switches from one to the other
+	// sees the container's image change.
+	if prev := built[list[1]]; prev.CreatedBy == built[list[0]].CreatedBy || !strings.Contains(prev.CreatedBy, "2.63.0") {
+		t.Errorf("agnhost:2.55 history %q: must differ from 2.63.0's and name the version it is", prev.CreatedBy)
 	}
 	if u := built[list[4]].Config.User; u != "1234" {
 		t.Errorf("nonroot user %q, want 1234", u)
@@ -49,6 +57,48 @@ func TestE2EImagesByName(t *testing.T) {
 	}
 	if h, _ := readTar(t, layer); h["usr/local/bin/nnp"] == nil || h["usr/local/bin/nnp"].Mode != 0o4755 {
 		t.Errorf("nonewprivs: usr/local/bin/nnp must be setuid root: %+v", h["usr/local/bin/nnp"])
+	}
+}
+
+// The full suite's images, from their optional inputs: nginx (Debian's program, a config serving
+// port 80, CMD as upstream's), kitten and nautilus (agnhost's test-webserver serving their html
+// from /), sample-apiserver at the version of its tag.
+func TestSuiteImages(t *testing.T) {
+	in := e2eInputs{busybox: []byte("bb"), applets: []string{"sh"}, agnhost: []byte("agn"), agnhostVersion: "2.63.0",
+		nginx:           []file{{Path: "bin/nginx", Mode: 0o755, Data: []byte("nginx")}},
+		webserverData:   map[string][]file{"nautilus": {{Path: "data.json", Mode: 0o644, Data: []byte(`{"image": "nautilus.jpg"}`)}}},
+		sampleAPIServer: map[string][]byte{"1.29.2": []byte("sample")}}
+	list := []string{"registry.k8s.io/e2e-test-images/nginx:1.15-4", "registry.k8s.io/e2e-test-images/nautilus:1.8",
+		"registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2",
+		"registry.k8s.io/e2e-test-images/kitten:1.8", "registry.k8s.io/e2e-test-images/sample-apiserver:1.33.8"}
+	images, skipped := e2eImages(list, in)
+	if len(images) != 3 || len(skipped) != 2 || skipped[0] != list[3] || skipped[1] != list[4] {
+		t.Fatalf("built %d, skipped %v; want nginx, nautilus and sample-apiserver 1.29.2 only (no kitten data, no 1.33.8 build)", len(images), skipped)
+	}
+	nginx, nautilus, sample := images[0], images[1], images[2]
+	if c := nginx.Config.Cmd; strings.Join(c, " ") != "nginx -g daemon off;" {
+		t.Errorf("nginx CMD %q, want upstream's [nginx -g daemon off;]", c)
+	}
+	layer, err := layerTar(nginx.Layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, files := readTar(t, layer)
+	if conf := string(files["etc/nginx/nginx.conf"]); !strings.Contains(conf, "listen 80;") || !strings.Contains(conf, "user nginx;") ||
+		!strings.Contains(string(files["etc/passwd"]), "nginx:x:101:") || string(files["bin/nginx"]) != "nginx" {
+		t.Errorf("nginx layer: conf %q, passwd %q", conf, files["etc/passwd"])
+	}
+	if nautilus.Config.Entrypoint[0] != "/agnhost" || nautilus.Config.Cmd[0] != "test-webserver" {
+		t.Errorf("nautilus config %+v, want agnhost test-webserver", nautilus.Config)
+	}
+	if layer, err = layerTar(nautilus.Layer); err != nil {
+		t.Fatal(err)
+	}
+	if _, files = readTar(t, layer); !strings.Contains(string(files["data.json"]), "nautilus.jpg") || string(files["agnhost"]) != "agn" {
+		t.Error("nautilus layer lacks /data.json or /agnhost")
+	}
+	if sample.Config.Entrypoint[0] != "/sample-apiserver" || string(sample.Layer[len(sample.Layer)-1].Data) != "sample" {
+		t.Errorf("sample-apiserver: %+v", sample.Config)
 	}
 }
 
@@ -122,5 +172,26 @@ func TestReplacedApplets(t *testing.T) {
 	got := replaced(busybox, host)
 	if len(got) != 1 || got[0].Path != "bin/sh" {
 		t.Errorf("replaced = %+v, want only bin/sh", got)
+	}
+}
+
+// registry.k8s.io/etcd (the Aggregator spec's) is built only from an etcd that says it is the
+// tag's version; without --etcd-bin-dir it stays "not built", and other names are left alone.
+func TestEtcdImageNeedsItsVersion(t *testing.T) {
+	skipped := []string{"registry.k8s.io/etcd:3.6.8-0", "registry.k8s.io/e2e-test-images/perl:5.26"}
+	images, still, err := withEtcdImage(nil, skipped, "", nil)
+	if err != nil || len(images) != 0 || len(still) != 2 {
+		t.Errorf("without a bin dir: %d images, skipped %v, %v; want none built", len(images), still, err)
+	}
+	bb, err := os.ReadFile("/bin/busybox") // static, but not etcd: `etcd --version` fails
+	if err != nil {
+		t.Skipf("busybox-static is not installed: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "etcd"), bb, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := withEtcdImage(nil, skipped, dir, nil); err == nil {
+		t.Error("an etcd that does not say it is 3.6.8 was made into registry.k8s.io/etcd:3.6.8-0")
 	}
 }

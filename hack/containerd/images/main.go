@@ -58,11 +58,12 @@ func run(args []string) error {
 	out := fs.String("out", "", "where to write the docker-archive tarball")
 	e2eList := fs.String("e2e-list", "", "also build the upstream e2e images this file names (the output of `e2e.test --list-images`) that we can build (see e2e.go)")
 	e2eBinDir := fs.String("e2e-bin-dir", "", "for --e2e-list: the directory with the static agnhost and nnp (hack/conformance/build.sh)")
+	etcdBinDir := fs.String("etcd-bin-dir", "", "for --e2e-list: the directory with the static etcd (hack/cluster/build.sh) for the registry.k8s.io/etcd image the Aggregator spec runs, if the list names it (its version must be the tag's)")
 	kubeSrc := fs.String("kube-src", "", "for --e2e-list: the k8s.io/kubernetes module they were built from (go list -m -f {{.Dir}}): their versions, the tags they get")
 	kubeadmList := fs.String("kubeadm-list", "", "also build the images this file names (the output of `kubeadm config images list`; see kubeadm.go)")
 	kubeadmBinDir := fs.String("kubeadm-bin-dir", "", "for --kubeadm-list: the directory with kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, etcd and coredns")
 	csiHostpath := fs.String("csi-hostpath", "", "also build "+csiHostpathName+" from this static tools/csi-hostpath binary")
-	hostTools := fs.String("host-tools", "bash,curl,dig,getent,nc=nc.openbsd", "comma-separated programs of this machine (Debian packages) copied with their libraries into the agnhost image's /bin (NAME=PROGRAM: PROGRAM as NAME)")
+	hostTools := fs.String("host-tools", "bash,curl,dig,getent,nc=nc.openbsd,sh=bash", "comma-separated programs of this machine (Debian packages) copied with their libraries into the agnhost image's /bin (NAME=PROGRAM: PROGRAM as NAME; sh=bash: a shell that runs PATH's programs, not busybox's applets)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func run(args []string) error {
 		images = append(images, csiHostpathImage(bin))
 	}
 	if *e2eList != "" {
-		extra, err := buildE2EImages(*e2eList, *e2eBinDir, *kubeSrc, *hostTools, e2eInputs{busybox: bb, applets: applets, pause: pauseBin})
+		extra, err := buildE2EImages(*e2eList, *e2eBinDir, *kubeSrc, *hostTools, *etcdBinDir, e2eInputs{busybox: bb, applets: applets, pause: pauseBin})
 		if err != nil {
 			return err
 		}
