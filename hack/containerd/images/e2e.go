@@ -34,6 +34,7 @@ type e2eInputs struct {
 	porterKey      []byte   // … and localhost.key
 	hostTools      []file   // bash, curl, dig, getent, nc, sh (bash) … and their libraries (hostToolFiles)
 	glibcHostname  []file   // Debian's hostname (glibc), dig, getent and dash as sh, with their libraries, for glibc-dns-testing
+	bashSh         []file   // Debian's bash as sh, with its libraries, for busybox (busyboxImage)
 	// Optional: an image whose input is nil is reported "not built".
 	nginx           []file            // Debian's nginx with its libraries (hack/conformance/build.sh unpacks its .deb)
 	webserverData   map[string][]file // kitten, nautilus: test/images/NAME/html, the files their Dockerfile copies to /
@@ -80,12 +81,8 @@ func e2eImage(name string, in e2eInputs) (image, bool) {
 		return image{Name: name, Layer: agnhostFiles(in), Config: containerConfig{
 			Env: []string{pathEnv}, Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"},
 		}, CreatedBy: by + ", Debian busybox-static applets, Debian bash (also as sh), curl, dig, getent and netcat-openbsd with their libraries"}, true
-	// registry.k8s.io/e2e-test-images/busybox:1.37.0-1: upstream's is busybox 1.37 on
-	// Alpine's layout; ours is Debian 12's busybox-static (1.35) under that name.
 	case base == "busybox" && e2eRepo:
-		return image{Name: name, Layer: busyboxFiles(in.busybox, in.applets), Config: containerConfig{
-			Env: []string{pathEnv}, Cmd: []string{"sh"},
-		}, CreatedBy: "hack/containerd/images: Debian busybox-static as " + name}, true
+		return busyboxImage(name, in), true
 	// registry.k8s.io/e2e-test-images/nonroot: upstream is debian-base with USER 1234; its
 	// specs run `id -u` in it.
 	case base == "nonroot" && e2eRepo:
@@ -114,6 +111,22 @@ func e2eImage(name string, in e2eInputs) (image, bool) {
 		return sampleAPIServerImage(name, in.sampleAPIServer[tag]), true
 	}
 	return image{}, false
+}
+
+// busyboxImage is registry.k8s.io/e2e-test-images/busybox:1.37.0-1 (and 1.36.1-1): upstream's
+// is busybox 1.37 on Alpine's layout; ours is Debian 12's busybox-static (1.35) under that name,
+// with Debian's bash as /bin/sh when bashSh is given. The ConfigMap and Secret "consumable via
+// the environment" specs run `sh -c env` in it and expect `data-1=value-1`: upstream's busybox sh
+// passes such a variable, whose name is not a shell identifier, on to `env`; Debian's busybox sh
+// (and dash) drop it before the exec, bash keeps it.
+func busyboxImage(name string, in e2eInputs) image {
+	files, by := busyboxFiles(in.busybox, in.applets), "Debian busybox-static"
+	if in.bashSh != nil {
+		files, by = withParents(append(replaced(files, in.bashSh), in.bashSh...)), by+" with Debian bash as sh"
+	}
+	return image{Name: name, Layer: files, Config: containerConfig{
+		Env: []string{pathEnv}, Cmd: []string{"sh"},
+	}, CreatedBy: "hack/containerd/images: " + by + " as " + name}
 }
 
 // glibcDNSTestingImage is registry.k8s.io/e2e-test-images/glibc-dns-testing: upstream is
@@ -405,6 +418,9 @@ func buildE2EImages(list, binDir, kubeSrc, hostTools, etcdBinDir string, in e2eI
 		return nil, err
 	}
 	if in.glibcHostname, err = hostToolFiles([]string{"hostname", "dig", "getent", "sh=dash"}); err != nil {
+		return nil, err
+	}
+	if in.bashSh, err = hostToolFiles([]string{"sh=bash"}); err != nil {
 		return nil, err
 	}
 	if err := optionalE2EInputs(binDir, kubeSrc, &in); err != nil {

@@ -37,7 +37,11 @@ func TestImageShellRunsPATHPrograms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := e2eInputs{busybox: bb, applets: applets, agnhost: []byte("agn"), agnhostVersion: "2.63.0", hostTools: tools, glibcHostname: glibc}
+	bashSh, err := hostToolFiles([]string{"sh=bash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := e2eInputs{busybox: bb, applets: applets, agnhost: []byte("agn"), agnhostVersion: "2.63.0", hostTools: tools, glibcHostname: glibc, bashSh: bashSh}
 	for _, c := range []struct {
 		image, script, want string
 	}{
@@ -46,6 +50,10 @@ func TestImageShellRunsPATHPrograms(t *testing.T) {
 		// The applets the specs use beside them stay: busybox's own, found in PATH.
 		{"registry.k8s.io/e2e-test-images/agnhost:2.63.0", "wget --help 2>&1; ls /bin/sleep", "BusyBox"},
 		{"registry.k8s.io/e2e-test-images/glibc-dns-testing:2.0.0", "cat --help 2>&1", "BusyBox"},
+		// busybox's sh passes a variable whose name is not an identifier on to env (the
+		// ConfigMap/Secret environment specs' data-1), and its applets stay.
+		{"registry.k8s.io/e2e-test-images/busybox:1.37.0-1", "env; ls --help 2>&1", "data-1=value-1"},
+		{"registry.k8s.io/e2e-test-images/busybox:1.37.0-1", "ls --help 2>&1", "BusyBox"},
 	} {
 		images, _ := e2eImages([]string{c.image}, in)
 		if len(images) != 1 {
@@ -61,7 +69,7 @@ func TestImageShellRunsPATHPrograms(t *testing.T) {
 		// it falls back to PATH. Mounted in a mount namespace of its own: the host's stays as it is.
 		cmd := exec.Command("unshare", "--mount", "--pid", "--fork", "--mount-proc="+filepath.Join(root, "proc"),
 			"chroot", root, "/bin/sh", "-c", c.script)
-		cmd.Env = []string{pathEnv}
+		cmd.Env = []string{pathEnv, "data-1=value-1"}
 		out, _ := cmd.CombinedOutput() // `nc -h` exits 1; the output tells which nc ran
 		if !strings.Contains(string(out), c.want) {
 			t.Errorf("%s: sh -c %q printed %q, want %q", c.image, c.script, out, c.want)
