@@ -162,10 +162,11 @@ containerd-status:
 ##@ Conformance (upstream's node conformance specs against minikubelet on containerd; needs root)
 
 # conformance: run k8s.io/kubernetes v1.36.3's e2e specs matching FOCUS (default
-# '\[sig-node\].*\[NodeConformance\]') and not SKIP (default '\[Slow\]|\[Serial\]|\[Disruptive\]|
-# \[Flaky\]|\[Feature:') with PROCS ginkgo processes (8) against minikubelet on containerd with a pod
-# network, everything in a network namespace of its own; prints passed/failed/skipped per Describe
-# group and writes every spec's result to _output/conformance/results.txt (docs/conformance.md).
+# '\[NodeConformance\]': every node conformance spec, sig-node, sig-storage and sig-network) and
+# not SKIP (default '\[Slow\]|\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Feature:'; 236 specs remain)
+# with PROCS ginkgo processes (16) against minikubelet on containerd with a pod network,
+# everything in a network namespace of its own; prints passed/failed/skipped per Describe group
+# and writes every spec's result to _output/conformance/results.txt (docs/conformance.md).
 # Builds e2e.test, ginkgo and agnhost once (hack/conformance/build.sh; ~5-20 min cold).
 #   make conformance FOCUS='Pods should get a host IP'
 # SUITE=conformance: upstream's whole [Conformance] suite instead (FOCUS '\[Conformance\]', SKIP

@@ -22,7 +22,8 @@
 # PR_SET_PDEATHSIG if this script is killed outright); the namespace goes with its last process.
 #
 # Environment:
-#   FOCUS    ginkgo --focus   (default '\[sig-node\].*\[NodeConformance\]')
+#   FOCUS    ginkgo --focus   (default '\[NodeConformance\]': every node conformance spec of
+#            test/e2e — sig-node, sig-storage and sig-network — 236 after SKIP)
 #   SKIP     ginkgo --skip    (default '\[Slow\]|\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Feature:')
 #   PROCS    parallel ginkgo processes (default 16: the specs mostly wait — for pods, probes, timeouts,
 #            a dozen of them 4 minutes each — so even on 2 cores 16 keep the machine busy without
@@ -51,7 +52,7 @@ OUT=${OUT:-_output/conformance}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 export OUT
-export FOCUS=${FOCUS:-'\[sig-node\].*\[NodeConformance\]'}
+export FOCUS=${FOCUS:-'\[NodeConformance\]'}
 export SKIP=${SKIP:-'\[Slow\]|\[Serial\]|\[Disruptive\]|\[Flaky\]|\[Feature:'}
 export PROCS=${PROCS:-16} TIMEOUT=${TIMEOUT:-3h}
 NODE_IP=10.213.0.1
