@@ -77,7 +77,7 @@ func conformanceMapGroups(path string) (groups map[string]bool, conf, node int, 
 func resultTableGroups(path string) ([]string, error) {
 	var groups []string
 	err := eachTableRow(path, "group | passed", func(cells []string) {
-		if g := strings.TrimSpace(cells[0]); !strings.HasPrefix(g, "TOTAL") {
+		if g := strings.Trim(cells[0], " *"); !strings.HasPrefix(g, "TOTAL") {
 			groups = append(groups, g)
 		}
 	})
