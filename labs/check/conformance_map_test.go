@@ -144,6 +144,10 @@ func mapGroupOf(groups map[string]bool, spec string) string {
 			best = g
 		}
 	}
+	// A Describe of labels only ("[sig-node] [DRA] CRUD Tests …"): the report prints the SIG alone.
+	if best == "" && strings.HasPrefix(rest, "[") && groups[sig+"]"] {
+		best = sig + "]"
+	}
 	return best
 }
 
