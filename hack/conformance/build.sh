@@ -8,12 +8,13 @@
 #
 # Usage: hack/conformance/build.sh [--suite-images]   prints the directory that holds the binaries
 #
-# --suite-images (SUITE=conformance; once, for a single-node run of those specs): also what the
-# images of the full [Conformance] suite need beyond agnhost's and nnp's (hack/containerd/images/
-# e2e.go): Debian's nginx package, unpacked into nginx/ (not installed: that would start a web
-# server on the host), and sample-apiserver-v0.29.2, k8s.io/sample-apiserver at the version of the
-# image the Aggregator spec names (registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2).
-# A cold sample-apiserver build takes a few minutes; `make test` does not ask for them.
+# Always, for the nginx image (hack/containerd/images/e2e.go; specs of `make test`'s list use it):
+# Debian's nginx package, unpacked into nginx/ (not installed: that would start a web server on
+# the host); a download of about 1 MB.
+# --suite-images (SUITE=conformance; once, for a single-node run of those specs): also
+# sample-apiserver-v0.29.2, k8s.io/sample-apiserver at the version of the image the Aggregator
+# spec names (registry.k8s.io/e2e-test-images/sample-apiserver:1.29.2). A cold sample-apiserver
+# build takes a few minutes; `make test` does not ask for it.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -56,8 +57,8 @@ nginx_unpacked() {
   rm -rf "$work"
 }
 
+nginx_unpacked
 if [[ ${1:-} == --suite-images ]]; then
   sample_apiserver v0.29.2
-  nginx_unpacked
 fi
 echo "$cache"
