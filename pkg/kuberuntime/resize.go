@@ -60,11 +60,11 @@ func resizePolicy(c *corev1.Container, name corev1.ResourceName) corev1.Resource
 // upstream (the updates go in order), and is the result's ResizeError: the runtime's message,
 // which the kubelet shows as PodResizeInProgress reason Error; the next sync tries again.
 func (m *Manager) updateForSync(ctx context.Context, pod *corev1.Pod, status *kubecontainer.PodStatus, actions PodActions, result *SyncResult) {
+	logger := klog.FromContext(ctx)
 	for _, i := range actions.ContainersToUpdate {
 		c := &pod.Spec.Containers[i]
 		cs := status.FindContainer(c.Name)
 		res := containerResources(pod, c, m.memoryCapacity, m.cgroupV2)
-		logger := klog.FromContext(ctx)
 		logger.V(2).Info("Resizing container", "pod", klog.KObj(pod), "container", c.Name,
 			"cpuShares", res.CpuShares, "cpuQuota", res.CpuQuota, "memoryLimit", res.MemoryLimitInBytes)
 		if _, err := m.runtime.UpdateContainerResources(ctx, &runtimeapi.UpdateContainerResourcesRequest{

@@ -122,7 +122,7 @@ func e2eImage(name string, in e2eInputs) (image, bool) {
 func busyboxImage(name string, in e2eInputs) image {
 	files, by := busyboxFiles(in.busybox, in.applets), "Debian busybox-static"
 	if in.bashSh != nil {
-		files, by = withParents(append(replaced(files, in.bashSh), in.bashSh...)), by+" with Debian bash as sh"
+		files, by = overlaid(files, in.bashSh), by+" with Debian bash as sh"
 	}
 	return image{Name: name, Layer: files, Config: containerConfig{
 		Env: []string{pathEnv}, Cmd: []string{"sh"},
@@ -137,9 +137,9 @@ func busyboxImage(name string, in e2eInputs) image {
 // glibc's getent and dash as /bin/sh (debian-base's sh) in place of busybox's: Debian's busybox
 // sh runs its own applet of a name (hostname) before PATH's program (FEATURE_SH_STANDALONE).
 func glibcDNSTestingImage(name string, in e2eInputs) image {
-	files := append(replaced(busyboxFiles(in.busybox, in.applets), in.glibcHostname),
+	files := append(busyboxFiles(in.busybox, in.applets),
 		file{Path: "etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")})
-	return image{Name: name, Layer: withParents(append(files, in.glibcHostname...)), Config: containerConfig{
+	return image{Name: name, Layer: overlaid(files, in.glibcHostname), Config: containerConfig{
 		Env: []string{pathEnv}, Cmd: []string{"sh"},
 	}, CreatedBy: "hack/containerd/images: Debian busybox-static, Debian hostname (glibc), dig, getent and dash (as sh) with their libraries, as " + name}
 }
@@ -188,7 +188,7 @@ func nginxImage(name string, in e2eInputs) image {
 		file{Path: "var/log/nginx", Mode: 0o755, Dir: true},
 		file{Path: "run", Mode: 0o755, Dir: true},
 	)
-	return image{Name: name, Layer: withParents(append(replaced(files, in.nginx), in.nginx...)), Config: containerConfig{
+	return image{Name: name, Layer: overlaid(files, in.nginx), Config: containerConfig{
 		Env: []string{pathEnv}, Cmd: []string{"nginx", "-g", "daemon off;"},
 	}, CreatedBy: "hack/containerd/images: Debian nginx with its libraries, Debian busybox-static applets, as " + name}
 }
@@ -256,7 +256,13 @@ func agnhostFiles(in e2eInputs) []file {
 		// glibc's getent: /etc/hosts first, then DNS, as musl (upstream's Alpine) always does.
 		file{Path: "etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")},
 	)
-	return withParents(append(replaced(files, in.hostTools), in.hostTools...))
+	return overlaid(files, in.hostTools)
+}
+
+// overlaid is files with others on top: a file of others replaces the one at the same path, and
+// every parent directory is there (withParents).
+func overlaid(files, others []file) []file {
+	return withParents(append(replaced(files, others), others...))
 }
 
 // replaced returns files without those whose paths others has: busybox's applets that a host
